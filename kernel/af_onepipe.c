@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AF_ONEPIPE socket family: socket calls, ports, module init.
+ *
+ * A socket is a 1Pipe process: (host id, port).  sendmsg() queues a
+ * message into the scattering being built; the last message of a
+ * sendmmsg() call, or a sendmsg() without MSG_MORE, closes the scattering
+ * and tx.c stamps and sends it.  Received messages arrive already in
+ * total order (rx.c) on sk_receive_queue; send failures arrive on
+ * sk_error_queue.
+ */
+#include <linux/module.h>
+#include <linux/net.h>
+#include <linux/poll.h>
+#include <linux/errqueue.h>
+#include <asm/ioctls.h>
+#include <net/sock.h>
+
+#include "onepipe.h"
+
+static struct proto op_proto = {
+	.name		= "ONEPIPE",
+	.owner		= THIS_MODULE,
+	.obj_size	= sizeof(struct op_sock),
+};
+
+/* Port table ------------------------------------------------------------ */
+
+struct sock *op_port_lookup_rcu(struct op_net *on, u16 port)
+{
+	struct op_sock *os;
+
+	hash_for_each_possible_rcu(on->ports, os, bind_node, port)
+		if (os->port == port)
+			return &os->sk;
+	return NULL;
+}
+
+static bool op_port_used(struct op_net *on, u16 port)
+{
+	struct op_sock *os;
+
+	lockdep_assert_held(&on->port_lock);
+	hash_for_each_possible(on->ports, os, bind_node, port)
+		if (os->port == port)
+			return true;
+	return false;
+}
+
+/* Bind @os to @port, or to a free ephemeral port when @port is 0. */
+static int op_port_bind(struct op_net *on, struct op_sock *os, u16 port)
+{
+	const u16 span = 65535 - ONEPIPE_PORT_EPHEMERAL + 1;
+	int err = 0;
+	u16 i;
+
+	spin_lock_bh(&on->port_lock);
+	if (!port) {
+		for (i = 0; i < span; i++) {
+			u16 p = ONEPIPE_PORT_EPHEMERAL +
+				(on->next_port + i) % span;
+
+			if (!op_port_used(on, p)) {
+				port = p;
+				on->next_port = (on->next_port + i + 1) % span;
+				break;
+			}
+		}
+		if (!port)
+			err = -EADDRINUSE;
+	} else if (op_port_used(on, port)) {
+		err = -EADDRINUSE;
+	}
+	if (!err) {
+		os->port = port;
+		hash_add_rcu(on->ports, &os->bind_node, port);
+	}
+	spin_unlock_bh(&on->port_lock);
+	return err;
+}
+
+static void op_port_unbind(struct op_net *on, struct op_sock *os)
+{
+	if (!os->port)
+		return;
+	spin_lock_bh(&on->port_lock);
+	hash_del_rcu(&os->bind_node);
+	spin_unlock_bh(&on->port_lock);
+}
+
+unsigned int op_sock_count(struct op_net *on)
+{
+	unsigned int n = 0, bkt;
+	struct op_sock *os;
+
+	rcu_read_lock();
+	hash_for_each_rcu(on->ports, bkt, os, bind_node)
+		n++;
+	rcu_read_unlock();
+	return n;
+}
+
+/* Addresses ---------------------------------------------------------------- */
+
+/*
+ * Check a user-supplied address; host 0 means this host.  Errors follow
+ * the inet conventions: a short address is EINVAL, another family
+ * EAFNOSUPPORT.
+ */
+static int op_addr_check(struct op_net *on, const struct sockaddr *addr,
+			 int len, struct sockaddr_onepipe *out)
+{
+	const struct sockaddr_onepipe *sop = (const void *)addr;
+
+	if (len < (int)sizeof(*sop))
+		return -EINVAL;
+	if (sop->sop_family != AF_ONEPIPE)
+		return -EAFNOSUPPORT;
+	*out = *sop;
+	if (out->sop_host == ONEPIPE_HOST_LOCAL)
+		out->sop_host = READ_ONCE(on->cfg.host_id);
+	return 0;
+}
+
+static int op_autobind(struct op_net *on, struct op_sock *os)
+{
+	return os->port ? 0 : op_port_bind(on, os, 0);
+}
+
+/* Socket calls ------------------------------------------------------------- */
+
+static int op_bind(struct socket *sock, struct sockaddr *addr, int len)
+{
+	struct sock *sk = sock->sk;
+	struct op_sock *os = op_sk(sk);
+	struct op_net *on = op_net(sock_net(sk));
+	const struct sockaddr_onepipe *sop = (const void *)addr;
+	int err;
+
+	if (len < (int)sizeof(*sop))
+		return -EINVAL;
+	if (sop->sop_family != AF_ONEPIPE)
+		return -EAFNOSUPPORT;
+	if (sop->sop_host != ONEPIPE_HOST_LOCAL &&
+	    sop->sop_host != READ_ONCE(on->cfg.host_id))
+		return -EADDRNOTAVAIL;
+
+	lock_sock(sk);
+	err = os->port ? -EINVAL : op_port_bind(on, os, sop->sop_port);
+	release_sock(sk);
+	return err;
+}
+
+static int op_connect(struct socket *sock, struct sockaddr *addr, int len,
+		      int flags)
+{
+	struct sock *sk = sock->sk;
+	struct op_sock *os = op_sk(sk);
+	struct sockaddr_onepipe dst;
+	int err;
+
+	if (len >= (int)sizeof(addr->sa_family) &&
+	    addr->sa_family == AF_UNSPEC) {
+		lock_sock(sk);
+		os->connected = false;
+		release_sock(sk);
+		return 0;
+	}
+	err = op_addr_check(op_net(sock_net(sk)), addr, len, &dst);
+	if (err)
+		return err;
+	if (!dst.sop_port)
+		return -EINVAL;
+
+	lock_sock(sk);
+	os->peer = dst;
+	os->connected = true;
+	release_sock(sk);
+	return 0;
+}
+
+static int op_getname(struct socket *sock, struct sockaddr *addr, int peer)
+{
+	struct op_sock *os = op_sk(sock->sk);
+	struct sockaddr_onepipe *sop = (void *)addr;
+
+	lock_sock(sock->sk);
+	if (peer) {
+		if (!os->connected) {
+			release_sock(sock->sk);
+			return -ENOTCONN;
+		}
+		*sop = os->peer;
+	} else {
+		memset(sop, 0, sizeof(*sop));
+		sop->sop_family = AF_ONEPIPE;
+		sop->sop_port = os->port;
+		sop->sop_host = READ_ONCE(op_net(sock_net(sock->sk))->cfg.host_id);
+	}
+	release_sock(sock->sk);
+	return sizeof(*sop);
+}
+
+/* Drop the scattering being built (an error ended it before it was sent). */
+static void op_pending_purge(struct op_sock *os)
+{
+	__skb_queue_purge(&os->pending);
+	os->pending_bytes = 0;
+}
+
+#define OP_SEND_FLAGS (MSG_DONTWAIT | MSG_MORE | MSG_BATCH | MSG_NOSIGNAL | \
+		       MSG_EOR | MSG_CMSG_COMPAT)
+
+static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
+{
+	struct sock *sk = sock->sk;
+	struct op_sock *os = op_sk(sk);
+	struct op_net *on = op_net(sock_net(sk));
+	bool more = msg->msg_flags & (MSG_MORE | MSG_BATCH);
+	struct sockaddr_onepipe dst;
+	struct op_msg_cb *cb;
+	struct sk_buff *skb;
+	int err;
+
+	if (msg->msg_flags & MSG_OOB)
+		return -EOPNOTSUPP;
+	if (msg->msg_flags & ~OP_SEND_FLAGS)
+		return -EINVAL;
+	if (len > ONEPIPE_MAX_MSG)
+		return -EMSGSIZE;
+
+	lock_sock(sk);
+	if (msg->msg_name) {
+		err = op_addr_check(on, msg->msg_name, msg->msg_namelen, &dst);
+		if (err)
+			goto out_flush;
+		if (!dst.sop_port) {
+			err = -EINVAL;
+			goto out_flush;
+		}
+	} else if (os->connected) {
+		dst = os->peer;
+	} else {
+		err = -EDESTADDRREQ;
+		goto out_flush;
+	}
+	if (!READ_ONCE(on->up)) {
+		op_pending_purge(os);
+		err = -ENETDOWN;
+		goto out;
+	}
+	err = op_autobind(on, os);
+	if (err)
+		goto out_flush;
+	/* A scattering is sent whole: it must fit the send buffer at once. */
+	if (os->pending_bytes + len > READ_ONCE(sk->sk_sndbuf)) {
+		err = -EMSGSIZE;
+		goto out_flush;
+	}
+
+	skb = sock_alloc_send_skb(sk, len, msg->msg_flags & MSG_DONTWAIT, &err);
+	if (!skb)
+		goto out_flush;
+	err = memcpy_from_msg(skb_put(skb, len), msg, len);
+	if (err) {
+		kfree_skb(skb);
+		goto out_flush;
+	}
+	cb = OP_MSG_CB(skb);
+	memset(cb, 0, sizeof(*cb));
+	cb->dst_host = dst.sop_host;
+	cb->dst_port = dst.sop_port;
+	cb->src_port = os->port;
+	cb->flags = os->ordered ? 0 : OP_F_UNORDERED;
+	__skb_queue_tail(&os->pending, skb);
+	os->pending_bytes += len;
+
+	err = more ? 0 : op_tx_scattering(on, os);
+	release_sock(sk);
+	return err ?: len;
+
+out_flush:
+	/*
+	 * An error ends the scattering being built; what was accepted before
+	 * it goes out, as sendmmsg() reported those messages sent.
+	 */
+	if (!skb_queue_empty(&os->pending))
+		op_tx_scattering(on, os);
+out:
+	release_sock(sk);
+	return err;
+}
+
+static int op_put_name(struct msghdr *msg, u32 host, u16 port)
+{
+	DECLARE_SOCKADDR(struct sockaddr_onepipe *, sop, msg->msg_name);
+
+	if (sop) {
+		memset(sop, 0, sizeof(*sop));
+		sop->sop_family = AF_ONEPIPE;
+		sop->sop_host = host;
+		sop->sop_port = port;
+		msg->msg_namelen = sizeof(*sop);
+	}
+	return 0;
+}
+
+/*
+ * Send-failure notifications: payload is the failed message, the cmsgs
+ * say why, to whom, and which timestamp.  As on IP sockets, the error
+ * queue is read with MSG_ERRQUEUE and never blocks.
+ */
+static int op_recv_errqueue(struct sock *sk, struct msghdr *msg, size_t len)
+{
+	struct sk_buff *skb;
+	struct op_err_cb *ecb;
+	size_t copied;
+	int err;
+
+	skb = skb_dequeue(&sk->sk_error_queue);
+	if (!skb)
+		return -EAGAIN;
+	ecb = OP_ERR_CB(skb);
+	copied = min_t(size_t, len, skb->len);
+	if (copied < skb->len)
+		msg->msg_flags |= MSG_TRUNC;
+	err = skb_copy_datagram_msg(skb, 0, msg, copied);
+	if (err)
+		goto out;
+	op_put_name(msg, ecb->err.offender.sop_host, ecb->err.offender.sop_port);
+	put_cmsg(msg, SOL_ONEPIPE, ONEPIPE_CMSG_RECVERR, sizeof(ecb->err),
+		 &ecb->err);
+	put_cmsg(msg, SOL_ONEPIPE, ONEPIPE_CMSG_TS, sizeof(ecb->ts), &ecb->ts);
+	msg->msg_flags |= MSG_ERRQUEUE;
+	err = copied;
+out:
+	kfree_skb(skb);
+	return err;
+}
+
+static int op_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
+		      int flags)
+{
+	struct sock *sk = sock->sk;
+	struct op_rx_cb *rcb;
+	struct sk_buff *skb;
+	size_t copied;
+	int err;
+
+	if (flags & MSG_OOB)
+		return -EOPNOTSUPP;
+	if (flags & ~(MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC | MSG_ERRQUEUE |
+		      MSG_WAITALL | MSG_CMSG_COMPAT | MSG_NOSIGNAL))
+		return -EINVAL;
+	if (flags & MSG_ERRQUEUE)
+		return op_recv_errqueue(sk, msg, len);
+
+	skb = skb_recv_datagram(sk, flags, &err);
+	if (!skb)
+		return err;
+	rcb = OP_RX_CB(skb);
+	copied = min_t(size_t, len, skb->len);
+	if (copied < skb->len)
+		msg->msg_flags |= MSG_TRUNC;
+	err = skb_copy_datagram_msg(skb, 0, msg, copied);
+	if (err)
+		goto out;
+	op_put_name(msg, rcb->node.src_host, rcb->node.src_port);
+	put_cmsg(msg, SOL_ONEPIPE, ONEPIPE_CMSG_TS, sizeof(rcb->node.ts),
+		 &rcb->node.ts);
+	err = (flags & MSG_TRUNC) ? skb->len : copied;
+out:
+	skb_free_datagram(sk, skb);
+	return err;
+}
+
+static int op_setsockopt(struct socket *sock, int level, int optname,
+			 sockptr_t optval, unsigned int optlen)
+{
+	struct op_sock *os = op_sk(sock->sk);
+	int val;
+
+	if (level != SOL_ONEPIPE)
+		return -ENOPROTOOPT;
+	switch (optname) {
+	case ONEPIPE_ORDERED:
+		if (optlen < sizeof(int))
+			return -EINVAL;
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+		lock_sock(sock->sk);
+		os->ordered = !!val;
+		release_sock(sock->sk);
+		return 0;
+	case ONEPIPE_TIMESTAMP:
+	case ONEPIPE_LAST_TS:
+	case ONEPIPE_BARRIER:
+		return -EPERM;	/* read-only */
+	default:
+		return -ENOPROTOOPT;
+	}
+}
+
+static int op_getsockopt(struct socket *sock, int level, int optname,
+			 char __user *optval, int __user *optlen)
+{
+	struct sock *sk = sock->sk;
+	struct op_sock *os = op_sk(sk);
+	struct op_net *on = op_net(sock_net(sk));
+	int len, ival;
+	u64 val;
+	void *p = &val;
+
+	if (level != SOL_ONEPIPE)
+		return -ENOPROTOOPT;
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (len < 0)
+		return -EINVAL;
+
+	switch (optname) {
+	case ONEPIPE_TIMESTAMP:
+		spin_lock_bh(&on->tx_lock);
+		/* The earliest stamp possible now, without consuming it. */
+		val = op_ts_max(op_ts(op_now(on)), on->clock.next);
+		spin_unlock_bh(&on->tx_lock);
+		break;
+	case ONEPIPE_LAST_TS:
+		lock_sock(sk);
+		val = os->last_ts;
+		ival = os->has_last_ts;
+		release_sock(sk);
+		if (!ival)
+			return -ENOENT;
+		break;
+	case ONEPIPE_BARRIER:
+		spin_lock_bh(&on->rx_lock);
+		val = on->delivered;
+		spin_unlock_bh(&on->rx_lock);
+		break;
+	case ONEPIPE_ORDERED:
+		ival = READ_ONCE(os->ordered);
+		p = &ival;
+		break;
+	default:
+		return -ENOPROTOOPT;
+	}
+	len = min_t(int, len, p == &val ? sizeof(val) : sizeof(ival));
+	if (put_user(len, optlen) || copy_to_user(optval, p, len))
+		return -EFAULT;
+	return 0;
+}
+
+static int op_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
+{
+	struct sock *sk = sock->sk;
+	struct sk_buff *skb;
+	int amount;
+
+	switch (cmd) {
+	case SIOCINQ:	/* size of the next message, as for UDP */
+		spin_lock_bh(&sk->sk_receive_queue.lock);
+		skb = skb_peek(&sk->sk_receive_queue);
+		amount = skb ? skb->len : 0;
+		spin_unlock_bh(&sk->sk_receive_queue.lock);
+		return put_user(amount, (int __user *)arg);
+	case SIOCOUTQ:	/* bytes not yet acknowledged */
+		amount = sk_wmem_alloc_get(sk);
+		return put_user(amount, (int __user *)arg);
+	default:
+		return -ENOIOCTLCMD;
+	}
+}
+
+static int op_release(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct op_net *on;
+
+	if (!sk)
+		return 0;
+	on = op_net(sock_net(sk));
+
+	lock_sock(sk);
+	op_port_unbind(on, op_sk(sk));
+	op_pending_purge(op_sk(sk));
+	sock_orphan(sk);
+	release_sock(sk);
+
+	/* Nobody is left to hear about these messages. */
+	op_tx_forget_sock(on, sk);
+	sock->sk = NULL;
+	sock_put(sk);
+	return 0;
+}
+
+static void op_sock_destruct(struct sock *sk)
+{
+	skb_queue_purge(&sk->sk_receive_queue);
+	skb_queue_purge(&sk->sk_error_queue);
+}
+
+/**
+ * op_sock_fail() - hand a message that could not be delivered back to its
+ *	sender as a send-failure notification
+ * @sk: the sending socket (the owner of @skb's send-buffer charge)
+ * @skb: the message payload, unlinked from every queue
+ * @code: enum onepipe_ee_code
+ *
+ * Context: any; takes no 1Pipe lock.  Consumes @skb.
+ */
+void op_sock_fail(struct sock *sk, struct sk_buff *skb, int code)
+{
+	static const int code_errno[] = {
+		[ONEPIPE_EE_TIMEOUT] = ETIMEDOUT,
+		[ONEPIPE_EE_LATE] = ETIME,
+		[ONEPIPE_EE_NOPORT] = ECONNREFUSED,
+		[ONEPIPE_EE_NOBUFS] = ENOBUFS,
+		[ONEPIPE_EE_DOWN] = ENETDOWN,
+	};
+	const struct op_msg_cb mcb = *OP_MSG_CB(skb);
+	struct op_err_cb *ecb = OP_ERR_CB(skb);
+
+	op_count(op_net(sock_net(sk)), ONEPIPE_C_SEND_FAILURES);
+	/*
+	 * The skb's send-buffer charge may be the last thing keeping a closed
+	 * socket alive: only a socket that still has users gets the report.
+	 */
+	if (!refcount_inc_not_zero(&sk->sk_refcnt)) {
+		kfree_skb(skb);
+		return;
+	}
+	memset(ecb, 0, sizeof(*ecb));
+	ecb->err.ee.ee_errno = code_errno[code];
+	ecb->err.ee.ee_origin = SO_EE_ORIGIN_LOCAL;
+	ecb->err.ee.ee_code = code;
+	ecb->err.ee.ee_info = skb->len;
+	ecb->err.offender.sop_family = AF_ONEPIPE;
+	ecb->err.offender.sop_host = mcb.dst_host;
+	ecb->err.offender.sop_port = mcb.dst_port;
+	ecb->ts = mcb.ts;
+	if (sock_flag(sk, SOCK_DEAD) || sock_queue_err_skb(sk, skb))
+		kfree_skb(skb);
+	sock_put(sk);
+}
+
+static const struct proto_ops op_dgram_ops = {
+	.family		= PF_ONEPIPE,
+	.owner		= THIS_MODULE,
+	.release	= op_release,
+	.bind		= op_bind,
+	.connect	= op_connect,
+	.socketpair	= sock_no_socketpair,
+	.accept		= sock_no_accept,
+	.getname	= op_getname,
+	.poll		= datagram_poll,
+	.ioctl		= op_ioctl,
+	.gettstamp	= sock_gettstamp,
+	.listen		= sock_no_listen,
+	.shutdown	= sock_no_shutdown,
+	.setsockopt	= op_setsockopt,
+	.getsockopt	= op_getsockopt,
+	.sendmsg	= op_sendmsg,
+	.recvmsg	= op_recvmsg,
+	.mmap		= sock_no_mmap,
+	.sendpage	= sock_no_sendpage,
+};
+
+static int op_create(struct net *net, struct socket *sock, int protocol,
+		     int kern)
+{
+	struct op_sock *os;
+	struct sock *sk;
+
+	if (protocol)
+		return -EPROTONOSUPPORT;
+	if (sock->type != SOCK_DGRAM)
+		return -ESOCKTNOSUPPORT;
+
+	sk = sk_alloc(net, PF_ONEPIPE, GFP_KERNEL, &op_proto, kern);
+	if (!sk)
+		return -ENOBUFS;
+	sock_init_data(sock, sk);
+	sock->ops = &op_dgram_ops;
+	sock->state = SS_UNCONNECTED;
+	/* Receivers look sockets up under RCU, in softirq. */
+	sock_set_flag(sk, SOCK_RCU_FREE);
+	sk->sk_destruct = op_sock_destruct;
+
+	os = op_sk(sk);
+	os->ordered = true;
+	skb_queue_head_init(&os->pending);
+	return 0;
+}
+
+static const struct net_proto_family op_family = {
+	.family	= PF_ONEPIPE,
+	.create	= op_create,
+	.owner	= THIS_MODULE,
+};
+
+/* Module ------------------------------------------------------------------- */
+
+static int __init onepipe_init(void)
+{
+	int err;
+
+	BUILD_BUG_ON(sizeof(struct op_msg_cb) > sizeof_field(struct sk_buff, cb));
+	BUILD_BUG_ON(sizeof(struct op_err_cb) > sizeof_field(struct sk_buff, cb));
+	BUILD_BUG_ON(offsetofend(struct op_rx_cb, dst_port) > 44);
+
+	err = proto_register(&op_proto, 1);
+	if (err)
+		return err;
+	err = register_pernet_subsys(&op_net_ops);
+	if (err)
+		goto out_proto;
+	err = op_netlink_init();
+	if (err)
+		goto out_pernet;
+	err = sock_register(&op_family);
+	if (err)
+		goto out_netlink;
+	return 0;
+
+out_netlink:
+	op_netlink_exit();
+out_pernet:
+	unregister_pernet_subsys(&op_net_ops);
+out_proto:
+	proto_unregister(&op_proto);
+	return err;
+}
+
+static void __exit onepipe_exit(void)
+{
+	sock_unregister(PF_ONEPIPE);
+	op_netlink_exit();
+	unregister_pernet_subsys(&op_net_ops);
+	proto_unregister(&op_proto);
+}
+
+module_init(onepipe_init);
+module_exit(onepipe_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("AF_ONEPIPE: causally and totally ordered messaging (1Pipe)");
+MODULE_ALIAS_NETPROTO(PF_ONEPIPE);

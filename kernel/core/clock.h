@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A host's 1Pipe clock: the synchronized wall clock, made non-decreasing
+ * and kept above everything the host has promised or seen.
+ *
+ * @next is the lowest timestamp the host may still give a scattering.  It
+ * only grows: stamping moves it past the stamp, advertising a barrier
+ * moves it up to the barrier (so a clock that steps back cannot stamp
+ * below a barrier already on the wire), and delivering a message moves it
+ * above the message (causality: a process never sends below what it has
+ * delivered).  The caller serializes access.
+ */
+#ifndef _ONEPIPE_CORE_CLOCK_H
+#define _ONEPIPE_CORE_CLOCK_H
+
+#include "ts.h"
+
+struct op_clock {
+	u64 next;
+};
+
+/* Timestamp for a new scattering at wall-clock time @now. */
+static inline u64 op_clock_stamp(struct op_clock *c, u64 now)
+{
+	u64 ts = op_ts_max(op_ts(now), c->next);
+
+	c->next = op_ts_add(ts, 1);
+	return ts;
+}
+
+/* Barrier to advertise at @now: no later stamp will be below it. */
+static inline u64 op_clock_barrier(struct op_clock *c, u64 now)
+{
+	c->next = op_ts_max(op_ts(now), c->next);
+	return c->next;
+}
+
+/* The host delivered a message stamped @ts. */
+static inline void op_clock_observe(struct op_clock *c, u64 ts)
+{
+	c->next = op_ts_max(c->next, op_ts_add(ts, 1));
+}
+
+#endif /* _ONEPIPE_CORE_CLOCK_H */

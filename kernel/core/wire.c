@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Encode and parse the 1Pipe packet header.  Parsing is strict: anything a
+ * sender of this version would not produce is refused, so garbage on the
+ * wire is counted and dropped before it reaches protocol state.
+ */
+#include "wire.h"
+#include "ts.h"
+
+static void put16(u8 *p, u16 v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+static void put32(u8 *p, u32 v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
+}
+
+static void put64(u8 *p, u64 v)
+{
+	put32(p, v >> 32);
+	put32(p + 4, v);
+}
+
+static u16 get16(const u8 *p)
+{
+	return (u16)(p[0] << 8 | p[1]);
+}
+
+static u32 get32(const u8 *p)
+{
+	return (u32)get16(p) << 16 | get16(p + 2);
+}
+
+static u64 get64(const u8 *p)
+{
+	return (u64)get32(p) << 32 | get32(p + 4);
+}
+
+/**
+ * op_hdr_encode() - write @h to @buf in wire order
+ * @h: header to encode
+ * @buf: at least OP_HDR_LEN bytes
+ */
+void op_hdr_encode(const struct op_hdr *h, u8 *buf)
+{
+	buf[0] = OP_WIRE_VERSION;
+	buf[1] = h->type;
+	buf[2] = h->flags;
+	buf[3] = h->code;
+	put32(buf + 4, h->src_host);
+	put32(buf + 8, h->dst_host);
+	put16(buf + 12, h->src_port);
+	put16(buf + 14, h->dst_port);
+	put64(buf + 16, h->ts);
+	put64(buf + 24, h->barrier);
+	put64(buf + 32, h->commit);
+	put32(buf + 40, h->seq);
+	put32(buf + 44, h->aux);
+	put16(buf + 48, h->frag_idx);
+	put16(buf + 50, h->frag_cnt);
+}
+
+/**
+ * op_hdr_decode() - parse and validate a packet header
+ * @h: decoded header
+ * @buf: packet start
+ * @len: bytes available, payload included
+ *
+ * Return: OP_PARSE_OK, or the enum op_parse_err that describes the defect.
+ */
+int op_hdr_decode(struct op_hdr *h, const u8 *buf, size_t len)
+{
+	size_t payload;
+
+	if (len < OP_HDR_LEN)
+		return OP_PARSE_SHORT;
+	if (buf[0] != OP_WIRE_VERSION)
+		return OP_PARSE_VERSION;
+	h->type = buf[1];
+	h->flags = buf[2];
+	h->code = buf[3];
+	h->src_host = get32(buf + 4);
+	h->dst_host = get32(buf + 8);
+	h->src_port = get16(buf + 12);
+	h->dst_port = get16(buf + 14);
+	h->ts = get64(buf + 16);
+	h->barrier = get64(buf + 24);
+	h->commit = get64(buf + 32);
+	h->seq = get32(buf + 40);
+	h->aux = get32(buf + 44);
+	h->frag_idx = get16(buf + 48);
+	h->frag_cnt = get16(buf + 50);
+
+	if (h->flags & ~OP_F_KNOWN)
+		return OP_PARSE_TYPE;
+	if ((h->ts | h->barrier | h->commit) & ~OP_TS_MASK)
+		return OP_PARSE_FIELD;
+	payload = len - OP_HDR_LEN;
+
+	switch (h->type) {
+	case OP_PKT_DATA:
+		if (!h->src_host || !h->dst_host || !h->dst_port || !h->src_port)
+			return OP_PARSE_FIELD;
+		if (!h->frag_cnt || h->frag_cnt > OP_MAX_FRAGS ||
+		    h->frag_idx >= h->frag_cnt)
+			return OP_PARSE_FIELD;
+		if (h->aux > 65536 || payload > h->aux)
+			return OP_PARSE_FIELD;
+		if (h->frag_cnt == 1 && payload != h->aux)
+			return OP_PARSE_FIELD;
+		if (!payload && h->aux)
+			return OP_PARSE_FIELD;
+		return OP_PARSE_OK;
+	case OP_PKT_BEACON:
+		return payload ? OP_PARSE_FIELD : OP_PARSE_OK;
+	case OP_PKT_ACK:
+		if (payload || !h->src_host || !h->dst_host)
+			return OP_PARSE_FIELD;
+		/* range [seq, aux] of at most 2^31 messages */
+		if ((s32)(h->aux - h->seq) < 0)
+			return OP_PARSE_FIELD;
+		return OP_PARSE_OK;
+	case OP_PKT_NAK:
+		if (payload || !h->src_host || !h->dst_host)
+			return OP_PARSE_FIELD;
+		if (h->code < OP_NAK_LATE || h->code > OP_NAK_NOBUFS)
+			return OP_PARSE_FIELD;
+		return OP_PARSE_OK;
+	default:
+		return OP_PARSE_TYPE;
+	}
+}
+
+/* Barrier access for switches, which touch nothing else. */
+u64 op_hdr_get_barrier(const u8 *buf)
+{
+	return get64(buf + OP_HDR_BARRIER_OFF);
+}
+
+void op_hdr_set_barrier(u8 *buf, u64 barrier)
+{
+	put64(buf + OP_HDR_BARRIER_OFF, barrier);
+}

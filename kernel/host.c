@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A 1Pipe host is a network namespace: its configuration, sysctls, peers
+ * and the tick that sends beacons, flushes ACKs and times messages out.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/sysctl.h>
+#include <net/netns/generic.h>
+
+#include "onepipe.h"
+
+unsigned int op_net_id __read_mostly;
+
+/*
+ * 100 us: an idle link costs 10k 52-byte beacons a second (~5 Mbit/s,
+ * under 0.1% of a 10G link), and ordering adds at most about one interval
+ * to delivery latency when traffic is sparse.  Shorter intervals buy
+ * latency with CPU: each host and switch port handles one beacon per
+ * interval.
+ */
+#define OP_DEFAULT_BEACON_US	100
+#define OP_DEFAULT_LINK_TIMEOUT	10
+#define OP_DEFAULT_ACK_MS	100
+
+static int op_beacon_min = 10, op_beacon_max = 1000000;
+static int op_timeout_min = 2, op_timeout_max = 1000;
+static int op_ack_min = 1, op_ack_max = 600000;
+static int op_skew_min = -2000000000, op_skew_max = 2000000000;
+
+static struct ctl_table op_sysctl_template[] = {
+	{
+		.procname	= "beacon_interval_us",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &op_beacon_min,
+		.extra2		= &op_beacon_max,
+	},
+	{
+		.procname	= "link_timeout_intervals",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &op_timeout_min,
+		.extra2		= &op_timeout_max,
+	},
+	{
+		.procname	= "ack_timeout_ms",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &op_ack_min,
+		.extra2		= &op_ack_max,
+	},
+	{
+		/* Test only: skews this host's clock to simulate bad sync. */
+		.procname	= "clock_offset_ns",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &op_skew_min,
+		.extra2		= &op_skew_max,
+	},
+	{ }
+};
+
+int op_net_sysctl_register(struct op_net *on)
+{
+	struct ctl_table *t;
+
+	t = kmemdup(op_sysctl_template, sizeof(op_sysctl_template),
+		    GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	t[0].data = &on->beacon_interval_us;
+	t[1].data = &on->link_timeout_intervals;
+	t[2].data = &on->ack_timeout_ms;
+	t[3].data = &on->clock_offset_ns;
+	on->sysctl_hdr = register_net_sysctl(on->net, "net/onepipe", t);
+	if (!on->sysctl_hdr) {
+		kfree(t);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void op_net_sysctl_unregister(struct op_net *on)
+{
+	struct ctl_table *t = on->sysctl_hdr->ctl_table_arg;
+
+	unregister_net_sysctl_table(on->sysctl_hdr);
+	kfree(t);
+}
+
+u64 op_counter_sum(struct op_net *on, int c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(on->ctr, cpu)->c[c];
+	return sum;
+}
+
+/* Peers -------------------------------------------------------------------- */
+
+/**
+ * op_peer_get() - find or create the state kept about host @host
+ * @on: this host
+ * @host: the peer's id
+ * @gfp: allocation flags for creating it
+ *
+ * Peers are never freed before the namespace's 1Pipe state, so the
+ * pointer stays valid without a reference.
+ *
+ * Return: the peer, or NULL if it could not be created.
+ */
+struct op_peer *op_peer_get(struct op_net *on, u32 host, gfp_t gfp)
+{
+	struct op_peer *p, *old;
+
+	p = xa_load(&on->peers, host);
+	if (likely(p))
+		return p;
+	if (atomic_inc_return(&on->npeers) > OP_MAX_PEERS)
+		goto out_full;
+	p = kzalloc(sizeof(*p), gfp);
+	if (!p)
+		goto out_full;
+	p->host = host;
+	skb_queue_head_init(&p->outstanding);
+	INIT_LIST_HEAD(&p->ack_node);
+	INIT_LIST_HEAD(&p->partial);
+	old = xa_cmpxchg(&on->peers, host, NULL, p, gfp);
+	if (!old)
+		return p;
+	kfree(p);
+	atomic_dec(&on->npeers);
+	return xa_is_err(old) ? NULL : old;
+
+out_full:
+	atomic_dec(&on->npeers);
+	return NULL;
+}
+
+static void op_peers_free(struct op_net *on)
+{
+	struct op_peer *p;
+	unsigned long host;
+
+	xa_for_each(&on->peers, host, p) {
+		WARN_ON_ONCE(!skb_queue_empty(&p->outstanding));
+		WARN_ON_ONCE(!list_empty(&p->partial));
+		kfree(p);
+	}
+	xa_destroy(&on->peers);
+}
+
+/* The tick ----------------------------------------------------------------- */
+
+/*
+ * Runs in softirq at every multiple of the beacon interval on the wall
+ * clock, the same instants on every host and switch, so that a switch
+ * gets the beacons of its idle inputs together.
+ */
+static enum hrtimer_restart op_tick_fn(struct hrtimer *t)
+{
+	struct op_net *on = container_of(t, struct op_net, tick);
+	u64 iv = op_interval_ns(on), now = ktime_get_ns();
+	struct sk_buff_head ctl;
+
+	__skb_queue_head_init(&ctl);
+	op_tx_beacon(on);
+	op_rx_tick(on, now, &ctl);
+	op_tx_ctl(on, &ctl);
+	op_tx_expire(on, now);
+
+	now = ktime_get_real_ns();
+	hrtimer_set_expires(t, ns_to_ktime((div64_u64(now, iv) + 1) * iv));
+	return HRTIMER_RESTART;
+}
+
+void op_tick_start(struct op_net *on)
+{
+	u64 iv = op_interval_ns(on), now = ktime_get_real_ns();
+
+	hrtimer_start(&on->tick, ns_to_ktime((div64_u64(now, iv) + 1) * iv),
+		      HRTIMER_MODE_ABS_SOFT);
+}
+
+/* Configuration ------------------------------------------------------------ */
+
+static const struct op_transport_ops *op_transport_find(u32 kind)
+{
+	switch (kind) {
+	case ONEPIPE_TRANSPORT_UDP:
+		return &op_udp_transport;
+	default:
+		return NULL;
+	}
+}
+
+static void op_host_down_locked(struct op_net *on)
+{
+	const struct op_transport_ops *tops;
+
+	lockdep_assert_held(&on->cfg_mutex);
+	if (!on->up)
+		return;
+	hrtimer_cancel(&on->tick);
+
+	spin_lock_bh(&on->tx_lock);
+	WRITE_ONCE(on->up, false);
+	tops = on->tops;
+	spin_unlock_bh(&on->tx_lock);
+
+	/* After this no packet is received, and none can be sent. */
+	tops->down(on);
+	op_tx_fail_all(on, ONEPIPE_EE_DOWN);
+	op_rx_flush(on);
+}
+
+void op_host_down(struct op_net *on)
+{
+	mutex_lock(&on->cfg_mutex);
+	op_host_down_locked(on);
+	mutex_unlock(&on->cfg_mutex);
+}
+
+/**
+ * op_host_set() - (re)configure this host and bring its transport up
+ * @on: the host
+ * @cfg: the new configuration
+ *
+ * Context: process.  A running host is taken down first: its pending
+ * messages fail with ONEPIPE_EE_DOWN.
+ *
+ * Return: 0 or a negative errno from validation or the transport.
+ */
+int op_host_set(struct op_net *on, const struct op_host_cfg *cfg)
+{
+	const struct op_transport_ops *tops;
+	int err;
+
+	if (!cfg->host_id || cfg->host_id == U32_MAX)
+		return -EINVAL;
+	tops = op_transport_find(cfg->transport);
+	if (!tops)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&on->cfg_mutex);
+	op_host_down_locked(on);
+	WRITE_ONCE(on->cfg.host_id, cfg->host_id);
+	err = tops->up(on, cfg);
+	if (err)
+		goto out;
+
+	spin_lock_bh(&on->tx_lock);
+	on->cfg = *cfg;
+	on->tops = tops;
+	on->tx_since_tick = false;
+	WRITE_ONCE(on->up, true);
+	spin_unlock_bh(&on->tx_lock);
+	op_tick_start(on);
+out:
+	mutex_unlock(&on->cfg_mutex);
+	return err;
+}
+
+/* Namespace lifetime ------------------------------------------------------ */
+
+static int __net_init op_net_init(struct net *net)
+{
+	struct op_net *on = op_net(net);
+	int err;
+
+	on->net = net;
+	mutex_init(&on->cfg_mutex);
+	spin_lock_init(&on->tx_lock);
+	spin_lock_init(&on->rx_lock);
+	spin_lock_init(&on->port_lock);
+	hash_init(on->ports);
+	xa_init(&on->peers);
+	op_pq_init(&on->pq);
+	on->agg.members = 1;	/* the uplink is link 0 */
+	INIT_LIST_HEAD(&on->ack_pending);
+	hrtimer_init(&on->tick, CLOCK_REALTIME, HRTIMER_MODE_ABS_SOFT);
+	on->tick.function = op_tick_fn;
+	on->beacon_interval_us = OP_DEFAULT_BEACON_US;
+	on->link_timeout_intervals = OP_DEFAULT_LINK_TIMEOUT;
+	on->ack_timeout_ms = OP_DEFAULT_ACK_MS;
+
+	on->ctr = alloc_percpu(struct op_counters);
+	if (!on->ctr)
+		return -ENOMEM;
+	err = op_net_sysctl_register(on);
+	if (err)
+		free_percpu(on->ctr);
+	return err;
+}
+
+static void __net_exit op_net_exit(struct net *net)
+{
+	struct op_net *on = op_net(net);
+
+	op_host_down(on);
+	op_peers_free(on);
+	op_net_sysctl_unregister(on);
+	free_percpu(on->ctr);
+}
+
+struct pernet_operations op_net_ops = {
+	.init	= op_net_init,
+	.exit	= op_net_exit,
+	.id	= &op_net_id,
+	.size	= sizeof(struct op_net),
+};

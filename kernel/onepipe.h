@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * onepipe.ko internals: per-host (per network namespace) state, sockets,
+ * transports.  The protocol's pure logic lives in core/; this header is
+ * the kernel glue around it.
+ */
+#ifndef _ONEPIPE_H
+#define _ONEPIPE_H
+
+#include <linux/hrtimer.h>
+#include <linux/mutex.h>
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <linux/hashtable.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+#include <net/sock.h>
+#include <uapi/linux/onepipe.h>
+
+#include "core/barrier.h"
+#include "core/clock.h"
+#include "core/pq.h"
+#include "core/wire.h"
+
+struct op_net;
+
+/**
+ * struct op_host_cfg - what ONEPIPE_CMD_HOST_SET configures
+ * @host_id: this host's id, 1..U32_MAX-1
+ * @transport: enum onepipe_transport_kind
+ * @laddr: UDP transport: local IPv4 address
+ * @lport: UDP transport: local port
+ * @uaddr: UDP transport: uplink switch address
+ * @uport: UDP transport: uplink switch port
+ */
+struct op_host_cfg {
+	u32 host_id;
+	u32 transport;
+	__be32 laddr;
+	u16 lport;
+	__be32 uaddr;
+	u16 uport;
+};
+
+/**
+ * struct op_transport_ops - how 1Pipe packets reach the wire
+ * @kind: enum onepipe_transport_kind
+ * @name: for messages
+ * @headroom: bytes the transport pushes in front of the 1Pipe header
+ * @up: start on @on with @cfg; process context; on success the transport
+ *	calls op_rcv() for every packet it receives from then on
+ * @down: stop; process context; when it returns no op_rcv() call is
+ *	running or will run
+ * @xmit: send one packet whose data starts at the 1Pipe header; consumes
+ *	@skb; called with BHs off and tx_lock held, never sleeps.  Packets
+ *	handed over in order must reach the uplink in that order.
+ * @mtu: largest 1Pipe packet (header included) the path carries
+ *
+ * Transports are selected per host; the verbs transport plugs in here.
+ */
+struct op_transport_ops {
+	u32 kind;
+	const char *name;
+	unsigned int headroom;
+	int (*up)(struct op_net *on, const struct op_host_cfg *cfg);
+	void (*down)(struct op_net *on);
+	int (*xmit)(struct op_net *on, struct sk_buff *skb);
+	unsigned int (*mtu)(struct op_net *on);
+};
+
+extern const struct op_transport_ops op_udp_transport;
+
+/**
+ * struct op_peer - what this host keeps about another host
+ * @host: the peer's host id
+ * @tx_seq: next message sequence number towards the peer (tx_lock)
+ * @outstanding: sent messages awaiting the peer's ACK, in @tx_seq order;
+ *	the skbs are the socket-charged payload copies (tx_lock)
+ * @ack_lo: first sequence number of the ACK range being built (rx_lock)
+ * @ack_hi: last sequence number of that range (rx_lock)
+ * @ack_node: on op_net.ack_pending while a range is being built (rx_lock)
+ * @partial: messages being reassembled from fragments (rx_lock)
+ *
+ * Peers are created on first use and live as long as the namespace's
+ * 1Pipe state; lookups are lockless through op_net.peers.
+ */
+struct op_peer {
+	u32 host;
+	u32 tx_seq;
+	struct sk_buff_head outstanding;
+	u32 ack_lo;
+	u32 ack_hi;
+	struct list_head ack_node;
+	struct list_head partial;
+};
+
+/* Counters live per CPU so that hot paths never share a cache line. */
+struct op_counters {
+	u64 c[__ONEPIPE_C_MAX];
+};
+
+/**
+ * struct op_net - one 1Pipe host: the module's state in a network namespace
+ *
+ * Locking, outermost first (never take them the other way round):
+ *  cfg_mutex: configuration changes (process context only).
+ *  rx_lock:   the input link, barrier aggregation, reorder queue,
+ *	       reassembly and ACK ranges.  Taken in softirq by the receive
+ *	       path and the tick, with BHs off elsewhere.
+ *  tx_lock:   the clock, sequence numbers, outstanding messages and the
+ *	       transport's transmit path, so that stamping order is wire
+ *	       order.  BH-safe like rx_lock.
+ *  port_lock: binding of sockets to ports (lookups are RCU).
+ */
+struct op_net {
+	struct net *net;
+
+	struct mutex cfg_mutex;
+	struct op_host_cfg cfg;		/* cfg_mutex; read locklessly */
+	const struct op_transport_ops *tops;	/* set under cfg + tx_lock */
+	void *tpriv;			/* transport's own state */
+	unsigned int frag_size;		/* payload bytes per packet */
+	unsigned int headroom;		/* transport's headroom */
+	bool up;			/* cfg_mutex + tx_lock to write */
+
+	/* sysctls (net.onepipe.*) */
+	int beacon_interval_us;
+	int link_timeout_intervals;
+	int ack_timeout_ms;
+	int clock_offset_ns;
+	struct ctl_table_header *sysctl_hdr;
+
+	spinlock_t tx_lock;
+	struct op_clock clock;		/* tx_lock */
+	u64 tx_barrier;			/* tx_lock: last barrier sent */
+	bool tx_since_tick;		/* tx_lock: uplink carried a packet */
+
+	spinlock_t rx_lock;
+	struct op_link uplink;		/* rx_lock: our one input link */
+	struct op_agg agg;		/* rx_lock: its output (delivery) group */
+	struct op_pq pq;		/* rx_lock: the reorder queue */
+	u64 pq_bytes;			/* rx_lock */
+	u64 delivered;			/* rx_lock: delivered below this */
+	u64 rx_max_ts;			/* rx_lock write, READ_ONCE in tx */
+	bool rx_seen;			/* rx_lock write, READ_ONCE in tx */
+	struct list_head ack_pending;	/* rx_lock: peers with ACKs to send */
+
+	struct xarray peers;		/* host id -> struct op_peer */
+	atomic_t npeers;
+
+	spinlock_t port_lock;
+	DECLARE_HASHTABLE(ports, 8);	/* op_sock by port; RCU readers */
+	u16 next_port;			/* port_lock */
+
+	struct hrtimer tick;		/* beacons, ACK flush, timeouts */
+	struct op_counters __percpu *ctr;
+};
+
+/* Most peers a host tracks; bounds what garbage on the wire can cost. */
+#define OP_MAX_PEERS	4096
+/* Most bytes waiting in the reorder queue and reassembly. */
+#define OP_MAX_PQ_BYTES	(64ULL << 20)
+
+/**
+ * struct op_sock - an AF_ONEPIPE socket
+ * @sk: must be first
+ * @bind_node: in op_net.ports while bound (port_lock, RCU readers)
+ * @port: bound port, 0 when unbound
+ * @peer: default destination set by connect()
+ * @connected: @peer is valid
+ * @ordered: messages sent are ordered (ONEPIPE_ORDERED)
+ * @has_last_ts: @last_ts is valid
+ * @last_ts: timestamp of the last scattering sent
+ * @pending: messages of the scattering being built with MSG_MORE /
+ *	sendmmsg(); protected by the socket lock
+ * @pending_bytes: payload bytes in @pending
+ */
+struct op_sock {
+	struct sock sk;
+	struct hlist_node bind_node;
+	u16 port;
+	struct sockaddr_onepipe peer;
+	bool connected;
+	bool ordered;
+	bool has_last_ts;
+	u64 last_ts;
+	struct sk_buff_head pending;
+	unsigned int pending_bytes;
+};
+
+static inline struct op_sock *op_sk(const struct sock *sk)
+{
+	return (struct op_sock *)sk;
+}
+
+/**
+ * struct op_msg_cb - skb->cb of a message, from sendmsg() to its fate
+ * @ts: timestamp (valid once stamped)
+ * @deadline: ktime_get_ns() after which a missing ACK is a failure
+ * @dst_host: destination host
+ * @seq: sequence number towards @dst_host
+ * @src_port: sending port
+ * @dst_port: destination port
+ * @flags: OP_F_* for the wire
+ * @nfrags: packets the message was cut into
+ * @peer: the destination's peer state, once the message is being sent
+ */
+struct op_msg_cb {
+	u64 ts;
+	u64 deadline;
+	struct op_peer *peer;
+	u32 dst_host;
+	u32 seq;
+	u16 src_port;
+	u16 dst_port;
+	u16 nfrags;
+	u8 flags;
+};
+
+/**
+ * struct op_rx_cb - skb->cb of a received message, in the reorder queue
+ * @node: reorder queue node, carries the delivery key
+ * @dst_port: destination port
+ *
+ * Kept within the first 44 bytes: sock_queue_rcv_skb() writes the last
+ * four bytes of cb.
+ */
+struct op_rx_cb {
+	struct op_pq_node node;
+	u16 dst_port;
+};
+
+/**
+ * struct op_err_cb - skb->cb of a send-failure notification
+ * @err: what ONEPIPE_CMSG_RECVERR returns
+ * @ts: timestamp of the failed message
+ */
+struct op_err_cb {
+	struct onepipe_recverr err;
+	u64 ts;
+};
+
+#define OP_MSG_CB(skb)	((struct op_msg_cb *)(skb)->cb)
+#define OP_RX_CB(skb)	((struct op_rx_cb *)(skb)->cb)
+#define OP_ERR_CB(skb)	((struct op_err_cb *)(skb)->cb)
+
+static inline struct sk_buff *op_rx_node_skb(struct op_pq_node *n)
+{
+	return (struct sk_buff *)((char *)n - offsetof(struct sk_buff, cb));
+}
+
+extern unsigned int op_net_id;
+
+static inline struct op_net *op_net(const struct net *net)
+{
+	return net_generic(net, op_net_id);
+}
+
+static inline void op_count(struct op_net *on, int c)
+{
+	this_cpu_inc(on->ctr->c[c]);
+}
+
+static inline void op_count_add(struct op_net *on, int c, u64 n)
+{
+	this_cpu_add(on->ctr->c[c], n);
+}
+
+u64 op_counter_sum(struct op_net *on, int c);
+
+/* The host's wall clock (synchronized across hosts), with the test skew. */
+static inline u64 op_now(struct op_net *on)
+{
+	return ktime_get_real_ns() + READ_ONCE(on->clock_offset_ns);
+}
+
+static inline u64 op_interval_ns(struct op_net *on)
+{
+	return (u64)READ_ONCE(on->beacon_interval_us) * NSEC_PER_USEC;
+}
+
+/* host.c: configuration, the tick */
+extern struct pernet_operations op_net_ops;
+int op_host_set(struct op_net *on, const struct op_host_cfg *cfg);
+void op_host_down(struct op_net *on);
+int op_net_sysctl_register(struct op_net *on);
+void op_net_sysctl_unregister(struct op_net *on);
+struct op_peer *op_peer_get(struct op_net *on, u32 host, gfp_t gfp);
+void op_tick_start(struct op_net *on);
+
+/* tx.c */
+int op_tx_scattering(struct op_net *on, struct op_sock *os);
+void op_ctl_queue(struct op_net *on, struct sk_buff_head *ctl, u8 type,
+		  u32 dst_host, u32 seq, u32 aux, u8 code);
+void op_tx_ctl(struct op_net *on, struct sk_buff_head *ctl);
+void op_tx_beacon(struct op_net *on);
+void op_tx_acked(struct op_net *on, u32 host, u32 lo, u32 hi);
+void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code);
+void op_tx_expire(struct op_net *on, u64 now_mono);
+void op_tx_fail_all(struct op_net *on, int code);
+void op_tx_forget_sock(struct op_net *on, struct sock *sk);
+
+/* rx.c */
+void op_rcv(struct op_net *on, struct sk_buff *skb);
+void op_rx_tick(struct op_net *on, u64 now_mono, struct sk_buff_head *ctl);
+void op_rx_flush(struct op_net *on);
+
+/* af_onepipe.c */
+struct sock *op_port_lookup_rcu(struct op_net *on, u16 port);
+void op_sock_fail(struct sock *sk, struct sk_buff *skb, int code);
+unsigned int op_sock_count(struct op_net *on);
+
+/* netlink.c */
+int op_netlink_init(void);
+void op_netlink_exit(void);
+
+#endif /* _ONEPIPE_H */

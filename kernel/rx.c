@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The receiving half of a 1Pipe host: barriers from the uplink, fragment
+ * reassembly, the reorder queue, delivery in total order, and the ACKs
+ * and NAKs that tell senders how their messages fared.
+ *
+ * A message is delivered once the barrier of the input link passes its
+ * timestamp: nothing below the barrier can arrive any more on a FIFO
+ * path.  A message that does arrive below it (a non-FIFO path, or a
+ * sender whose link was not counted) is dropped and NAKed as late, so
+ * the order is never broken.
+ */
+#include <linux/slab.h>
+#include <net/netfilter/nf_conntrack.h>
+
+#include "onepipe.h"
+
+/**
+ * struct op_partial - a message being reassembled from its fragments
+ * @node: on the sender's op_peer.partial list
+ * @skb: the message, payload written in place as fragments arrive
+ * @ts: the message's timestamp
+ * @born: ktime_get_ns() when the first fragment came
+ * @seq: sequence number
+ * @len: message length
+ * @fsz: size of every fragment but the last, once known
+ * @last_len: size of the last fragment, once it came
+ * @src_port: sending port
+ * @dst_port: destination port
+ * @flags: OP_F_* of the message
+ * @frag_cnt: fragments in the message
+ * @have: fragments received
+ * @map: which fragments were received
+ */
+struct op_partial {
+	struct list_head node;
+	struct sk_buff *skb;
+	u64 ts;
+	u64 born;
+	u32 seq;
+	u32 len;
+	u32 fsz;
+	u32 last_len;
+	u16 src_port;
+	u16 dst_port;
+	u8 flags;
+	u16 frag_cnt;
+	u16 have;
+	DECLARE_BITMAP(map, OP_MAX_FRAGS);
+};
+
+static void op_nak(struct op_net *on, struct sk_buff_head *ctl, u32 host,
+		   u32 seq, u8 code)
+{
+	op_ctl_queue(on, ctl, OP_PKT_NAK, host, seq, 0, code);
+}
+
+/* Send the ACK range being built for peer @p. */
+static void op_ack_flush(struct op_net *on, struct op_peer *p,
+			 struct sk_buff_head *ctl)
+{
+	op_ctl_queue(on, ctl, OP_PKT_ACK, p->host, p->ack_lo, p->ack_hi, 0);
+	list_del_init(&p->ack_node);
+}
+
+/*
+ * A message was delivered: extend the peer's ACK range.  Delivery from
+ * one sender host follows its sequence numbers, so ranges are long; they
+ * go out when broken, when long, or at the next tick.
+ */
+static void op_ack(struct op_net *on, u32 host, u32 seq,
+		   struct sk_buff_head *ctl)
+{
+	struct op_peer *p = op_peer_get(on, host, GFP_ATOMIC);
+
+	if (!p)
+		return;
+	if (!list_empty(&p->ack_node)) {
+		if (seq == p->ack_hi + 1 && p->ack_hi - p->ack_lo < 255) {
+			p->ack_hi = seq;
+			return;
+		}
+		op_ack_flush(on, p, ctl);
+	}
+	p->ack_lo = seq;
+	p->ack_hi = seq;
+	list_add_tail(&p->ack_node, &on->ack_pending);
+}
+
+/* Hand one message to the socket bound to its port. */
+static void op_deliver_one(struct op_net *on, struct sk_buff *skb,
+			   struct sk_buff_head *ctl)
+{
+	struct op_rx_cb *rcb = OP_RX_CB(skb);
+	u32 host = rcb->node.src_host, seq = rcb->node.seq;
+	struct sock *sk;
+
+	sk = op_port_lookup_rcu(on, rcb->dst_port);
+	if (!sk) {
+		op_count(on, ONEPIPE_C_RX_NOPORT);
+		op_nak(on, ctl, host, seq, OP_NAK_NOPORT);
+		kfree_skb(skb);
+		return;
+	}
+	/* Published before the message is: senders stamp above it. */
+	WRITE_ONCE(on->rx_max_ts, on->rx_seen ?
+		   op_ts_max(on->rx_max_ts, rcb->node.ts) : rcb->node.ts);
+	WRITE_ONCE(on->rx_seen, true);
+	if (sock_queue_rcv_skb(sk, skb) < 0) {
+		op_count(on, ONEPIPE_C_RX_NOBUFS);
+		op_nak(on, ctl, host, seq, OP_NAK_NOBUFS);
+		kfree_skb(skb);
+		return;
+	}
+	op_count(on, ONEPIPE_C_RX_MSGS);
+	op_ack(on, host, seq, ctl);
+}
+
+/* Deliver everything below the input barrier, in order. */
+static void op_deliver(struct op_net *on, struct sk_buff_head *ctl)
+{
+	u64 b = on->agg.out;
+	struct op_pq_node *n;
+
+	lockdep_assert_held(&on->rx_lock);
+	if (!on->agg.valid)
+		return;
+	rcu_read_lock();
+	while ((n = op_pq_peek(&on->pq)) && op_ts_before(n->ts, b)) {
+		struct sk_buff *skb = op_rx_node_skb(op_pq_pop(&on->pq));
+
+		on->pq_bytes -= skb->truesize;
+		op_deliver_one(on, skb, ctl);
+	}
+	rcu_read_unlock();
+	on->delivered = b;
+}
+
+/* A whole message arrived: deliver it now or queue it for its turn. */
+static void op_rx_msg(struct op_net *on, struct sk_buff *skb,
+		      const struct op_hdr *h, struct sk_buff_head *ctl)
+{
+	struct op_rx_cb *rcb = OP_RX_CB(skb);
+
+	memset(rcb, 0, sizeof(*rcb));
+	rcb->node.ts = h->ts;
+	rcb->node.src_host = h->src_host;
+	rcb->node.src_port = h->src_port;
+	rcb->node.seq = h->seq;
+	rcb->dst_port = h->dst_port;
+
+	if (h->flags & OP_F_UNORDERED) {
+		rcu_read_lock();
+		op_deliver_one(on, skb, ctl);
+		rcu_read_unlock();
+		return;
+	}
+	if (on->pq_bytes + skb->truesize > OP_MAX_PQ_BYTES) {
+		op_count(on, ONEPIPE_C_RX_NOBUFS);
+		op_nak(on, ctl, h->src_host, h->seq, OP_NAK_NOBUFS);
+		kfree_skb(skb);
+		return;
+	}
+	on->pq_bytes += skb->truesize;
+	op_pq_push(&on->pq, &rcb->node);
+}
+
+static struct op_partial *op_partial_find(struct op_peer *p, u32 seq)
+{
+	struct op_partial *m;
+
+	list_for_each_entry(m, &p->partial, node)
+		if (m->seq == seq)
+			return m;
+	return NULL;
+}
+
+static void op_partial_free(struct op_net *on, struct op_partial *m)
+{
+	list_del(&m->node);
+	on->pq_bytes -= m->skb->truesize;
+	kfree_skb(m->skb);
+	kfree(m);
+}
+
+static struct op_partial *op_partial_new(struct op_net *on, struct op_peer *p,
+					 const struct op_hdr *h)
+{
+	struct op_partial *m;
+
+	if (on->pq_bytes + h->aux > OP_MAX_PQ_BYTES)
+		return NULL;
+	m = kzalloc(sizeof(*m), GFP_ATOMIC | __GFP_NOWARN);
+	if (!m)
+		return NULL;
+	m->skb = alloc_skb(h->aux, GFP_ATOMIC | __GFP_NOWARN);
+	if (!m->skb) {
+		kfree(m);
+		return NULL;
+	}
+	skb_put(m->skb, h->aux);
+	on->pq_bytes += m->skb->truesize;
+	m->ts = h->ts;
+	m->born = ktime_get_ns();
+	m->seq = h->seq;
+	m->len = h->aux;
+	m->src_port = h->src_port;
+	m->dst_port = h->dst_port;
+	m->flags = h->flags;
+	m->frag_cnt = h->frag_cnt;
+	list_add_tail(&m->node, &p->partial);
+	return m;
+}
+
+/*
+ * Where fragment @h of @m goes.  Every fragment but the last has the same
+ * size, learnt from the first of them to arrive; the last ends the
+ * message.  Returns the offset, or -1 if the fragment does not fit what
+ * is known of the message.
+ */
+static long op_frag_offset(struct op_partial *m, const struct op_hdr *h,
+			   u32 plen)
+{
+	bool last = h->frag_idx == m->frag_cnt - 1;
+
+	if (h->ts != m->ts || h->aux != m->len || h->frag_cnt != m->frag_cnt ||
+	    h->src_port != m->src_port || h->dst_port != m->dst_port ||
+	    h->flags != m->flags || !plen)
+		return -1;
+	if (last)
+		m->last_len = plen;
+	else if (!m->fsz)
+		m->fsz = plen;
+	else if (plen != m->fsz)
+		return -1;
+	if (m->fsz && m->last_len &&
+	    (u64)m->fsz * (m->frag_cnt - 1) + m->last_len != m->len)
+		return -1;
+	if (last)
+		return m->len - plen;
+	if ((u64)m->fsz * (h->frag_idx + 1) > m->len)
+		return -1;
+	return (long)m->fsz * h->frag_idx;
+}
+
+/* One fragment of a multi-packet message. */
+static void op_rx_frag(struct op_net *on, struct sk_buff *skb,
+		       const struct op_hdr *h, struct sk_buff_head *ctl)
+{
+	struct op_peer *p = op_peer_get(on, h->src_host, GFP_ATOMIC);
+	struct op_partial *m;
+	struct sk_buff *msg;
+	long off;
+
+	if (!p)
+		goto drop;
+	m = op_partial_find(p, h->seq);
+	if (!m) {
+		m = op_partial_new(on, p, h);
+		if (!m) {
+			op_count(on, ONEPIPE_C_RX_NOBUFS);
+			op_nak(on, ctl, h->src_host, h->seq, OP_NAK_NOBUFS);
+			goto drop;
+		}
+	}
+	if (test_bit(h->frag_idx, m->map)) {
+		op_count(on, ONEPIPE_C_RX_DUP);
+		goto drop;
+	}
+	off = op_frag_offset(m, h, skb->len);
+	if (off < 0 || skb_copy_bits(skb, 0, m->skb->data + off, skb->len)) {
+		op_count(on, ONEPIPE_C_RX_BAD);
+		op_partial_free(on, m);
+		goto drop;
+	}
+	__set_bit(h->frag_idx, m->map);
+	consume_skb(skb);
+	if (++m->have < m->frag_cnt)
+		return;
+
+	msg = m->skb;
+	m->skb = NULL;
+	list_del(&m->node);
+	kfree(m);
+	/* op_rx_msg() charges the whole skb again. */
+	on->pq_bytes -= msg->truesize;
+	op_rx_msg(on, msg, h, ctl);
+	return;
+drop:
+	kfree_skb(skb);
+}
+
+static void op_rx_data(struct op_net *on, struct sk_buff *skb,
+		       const struct op_hdr *h, struct sk_buff_head *ctl)
+{
+	if (h->dst_host != on->cfg.host_id) {
+		op_count(on, ONEPIPE_C_RX_BAD);
+		kfree_skb(skb);
+		return;
+	}
+	if (!(h->flags & OP_F_UNORDERED) && on->agg.valid &&
+	    op_ts_before(h->ts, on->delivered)) {
+		op_count(on, ONEPIPE_C_RX_LATE);
+		op_nak(on, ctl, h->src_host, h->seq, OP_NAK_LATE);
+		kfree_skb(skb);
+		return;
+	}
+	/* The message may wait a while: let go of route and conntrack. */
+	skb_dst_drop(skb);
+	nf_reset_ct(skb);
+	skb->dev = NULL;
+	if (h->frag_cnt == 1)
+		op_rx_msg(on, skb, h, ctl);
+	else
+		op_rx_frag(on, skb, h, ctl);
+}
+
+/**
+ * op_rcv() - a packet arrived on this host's uplink
+ * @on: this host
+ * @skb: the packet, data at the 1Pipe header; consumed
+ *
+ * Context: softirq (the transport's receive path), RCU read lock held.
+ */
+void op_rcv(struct op_net *on, struct sk_buff *skb)
+{
+	struct sk_buff_head ctl;
+	struct op_hdr h;
+
+	if (!pskb_may_pull(skb, OP_HDR_LEN) ||
+	    op_hdr_decode(&h, skb->data, skb->len) != OP_PARSE_OK) {
+		op_count(on, ONEPIPE_C_RX_BAD);
+		kfree_skb(skb);
+		return;
+	}
+	op_count(on, ONEPIPE_C_RX_PKTS);
+	__skb_queue_head_init(&ctl);
+
+	spin_lock_bh(&on->rx_lock);
+	if (!(h.flags & OP_F_NOBARRIER)) {
+		op_link_heard(&on->uplink, h.barrier, ktime_get_ns());
+		if (op_agg_update(&on->agg, &on->uplink, 1))
+			op_deliver(on, &ctl);
+	}
+	if (h.type == OP_PKT_DATA) {
+		__skb_pull(skb, OP_HDR_LEN);
+		op_rx_data(on, skb, &h, &ctl);
+		skb = NULL;
+	}
+	spin_unlock_bh(&on->rx_lock);
+
+	switch (h.type) {
+	case OP_PKT_BEACON:
+		op_count(on, ONEPIPE_C_RX_BEACONS);
+		break;
+	case OP_PKT_ACK:
+		if (h.dst_host == READ_ONCE(on->cfg.host_id))
+			op_tx_acked(on, h.src_host, h.seq, h.aux);
+		break;
+	case OP_PKT_NAK:
+		if (h.dst_host == READ_ONCE(on->cfg.host_id))
+			op_tx_naked(on, h.src_host, h.seq, h.code);
+		break;
+	}
+	consume_skb(skb);
+	op_tx_ctl(on, &ctl);
+}
+
+/**
+ * op_rx_tick() - periodic receive-side work
+ * @on: this host
+ * @now_mono: ktime_get_ns()
+ * @ctl: control packets to send are appended here
+ *
+ * Removes a silent uplink from the barrier, sends ACK ranges, and gives
+ * up on partial messages that can no longer be delivered in order.
+ */
+void op_rx_tick(struct op_net *on, u64 now_mono, struct sk_buff_head *ctl)
+{
+	u64 timeout = op_interval_ns(on) *
+		      READ_ONCE(on->link_timeout_intervals);
+	u64 reasm_ns = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
+	struct op_peer *p, *tmp;
+	unsigned long host;
+
+	spin_lock_bh(&on->rx_lock);
+	if (op_links_expire(&on->uplink, 1, now_mono, timeout))
+		op_count(on, ONEPIPE_C_LINK_TIMEOUTS);
+	if (op_agg_update(&on->agg, &on->uplink, 1))
+		op_deliver(on, ctl);
+	list_for_each_entry_safe(p, tmp, &on->ack_pending, ack_node)
+		op_ack_flush(on, p, ctl);
+
+	xa_for_each(&on->peers, host, p) {
+		struct op_partial *m, *mt;
+
+		list_for_each_entry_safe(m, mt, &p->partial, node) {
+			bool late = !(m->flags & OP_F_UNORDERED) &&
+				    on->agg.valid &&
+				    op_ts_before(m->ts, on->delivered);
+
+			if (!late && now_mono - m->born < reasm_ns)
+				continue;
+			op_count(on, ONEPIPE_C_RX_REASM_DROP);
+			if (late)
+				op_nak(on, ctl, p->host, m->seq, OP_NAK_LATE);
+			op_partial_free(on, m);
+		}
+	}
+	spin_unlock_bh(&on->rx_lock);
+}
+
+/**
+ * op_rx_flush() - forget all receive state; the transport is down
+ * @on: this host
+ *
+ * Queued messages are dropped: their senders time out.  The uplink will
+ * count as a new link when the host comes back.
+ */
+void op_rx_flush(struct op_net *on)
+{
+	struct op_pq_node *n;
+	struct op_peer *p;
+	unsigned long host;
+
+	spin_lock_bh(&on->rx_lock);
+	while ((n = op_pq_pop(&on->pq)))
+		kfree_skb(op_rx_node_skb(n));
+	xa_for_each(&on->peers, host, p) {
+		struct op_partial *m, *mt;
+
+		list_for_each_entry_safe(m, mt, &p->partial, node)
+			op_partial_free(on, m);
+		list_del_init(&p->ack_node);
+	}
+	on->pq_bytes = 0;
+	memset(&on->uplink, 0, sizeof(on->uplink));
+	memset(&on->agg, 0, sizeof(on->agg));
+	on->agg.members = 1;
+	on->delivered = 0;
+	spin_unlock_bh(&on->rx_lock);
+}

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * UDP transport: 1Pipe packets in UDP datagrams between a host and its
+ * uplink switch, through a kernel UDP tunnel socket (as TIPC's UDP media
+ * does).  Only the uplink may speak to the host: datagrams from anyone
+ * else are counted as bad and dropped, so a stray sender cannot inject
+ * barriers.
+ */
+#include <linux/slab.h>
+#include <net/dst_cache.h>
+#include <net/ip.h>
+#include <net/route.h>
+#include <net/udp.h>
+#include <net/udp_tunnel.h>
+
+#include "onepipe.h"
+
+/* Headers pushed in front of ours: link layer, IPv4, UDP. */
+#define OP_UDP_HEADROOM	(LL_MAX_HEADER + sizeof(struct iphdr) + \
+			 sizeof(struct udphdr))
+/* Smallest fragment payload we accept a path for. */
+#define OP_UDP_MIN_FRAG	256
+
+/**
+ * struct op_udp - the UDP transport of one host
+ * @on: the host
+ * @sock: the kernel UDP socket
+ * @dcache: route to the uplink
+ * @laddr: local address
+ * @uaddr: uplink address
+ * @lport: local port
+ * @uport: uplink port
+ * @mtu: largest 1Pipe packet the route carries
+ */
+struct op_udp {
+	struct op_net *on;
+	struct socket *sock;
+	struct dst_cache dcache;
+	__be32 laddr;
+	__be32 uaddr;
+	__be16 lport;
+	__be16 uport;
+	unsigned int mtu;
+};
+
+static int op_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct op_udp *u = rcu_dereference_sk_user_data(sk);
+
+	if (!u)
+		goto drop;
+	if (ip_hdr(skb)->saddr != u->uaddr || udp_hdr(skb)->source != u->uport) {
+		op_count(u->on, ONEPIPE_C_RX_BAD);
+		goto drop;
+	}
+	__skb_pull(skb, sizeof(struct udphdr));
+	op_rcv(u->on, skb);
+	return 0;
+drop:
+	kfree_skb(skb);
+	return 0;
+}
+
+static struct rtable *op_udp_route(struct op_udp *u, __be32 *saddr)
+{
+	struct flowi4 fl = {
+		.daddr = u->uaddr,
+		.saddr = u->laddr,
+		.flowi4_proto = IPPROTO_UDP,
+	};
+	struct rtable *rt;
+
+	rt = dst_cache_get_ip4(&u->dcache, saddr);
+	if (rt)
+		return rt;
+	rt = ip_route_output_key(u->on->net, &fl);
+	if (IS_ERR(rt))
+		return rt;
+	dst_cache_set_ip4(&u->dcache, &rt->dst, fl.saddr);
+	*saddr = fl.saddr;
+	return rt;
+}
+
+static int op_udp_xmit(struct op_net *on, struct sk_buff *skb)
+{
+	struct op_udp *u = on->tpriv;
+	struct rtable *rt;
+	__be32 saddr;
+
+	rt = op_udp_route(u, &saddr);
+	if (IS_ERR(rt)) {
+		kfree_skb(skb);
+		return PTR_ERR(rt);
+	}
+	udp_tunnel_xmit_skb(rt, u->sock->sk, skb, saddr, u->uaddr, 0,
+			    ip4_dst_hoplimit(&rt->dst), 0, u->lport, u->uport,
+			    false, false);
+	return 0;
+}
+
+static unsigned int op_udp_mtu(struct op_net *on)
+{
+	return ((struct op_udp *)on->tpriv)->mtu;
+}
+
+static int op_udp_up(struct op_net *on, const struct op_host_cfg *cfg)
+{
+	struct udp_port_cfg ucfg = {
+		.family = AF_INET,
+		.local_ip.s_addr = cfg->laddr,
+		.local_udp_port = htons(cfg->lport),
+	};
+	struct udp_tunnel_sock_cfg tcfg = {
+		.encap_type = 1,
+		.encap_rcv = op_udp_encap_rcv,
+	};
+	struct op_udp *u;
+	struct rtable *rt;
+	__be32 saddr;
+	int err;
+
+	if (!cfg->uaddr || !cfg->uport || !cfg->lport)
+		return -EINVAL;
+	u = kzalloc(sizeof(*u), GFP_KERNEL);
+	if (!u)
+		return -ENOMEM;
+	u->on = on;
+	u->laddr = cfg->laddr;
+	u->uaddr = cfg->uaddr;
+	u->lport = htons(cfg->lport);
+	u->uport = htons(cfg->uport);
+	err = dst_cache_init(&u->dcache, GFP_KERNEL);
+	if (err)
+		goto out_free;
+
+	local_bh_disable();
+	rt = op_udp_route(u, &saddr);
+	if (!IS_ERR(rt)) {
+		u->mtu = dst_mtu(&rt->dst) - sizeof(struct iphdr) -
+			 sizeof(struct udphdr);
+		ip_rt_put(rt);
+	}
+	local_bh_enable();
+	if (IS_ERR(rt)) {
+		err = PTR_ERR(rt);
+		goto out_cache;
+	}
+	if (u->mtu < OP_HDR_LEN + OP_UDP_MIN_FRAG) {
+		err = -EMSGSIZE;
+		goto out_cache;
+	}
+
+	err = udp_sock_create(on->net, &ucfg, &u->sock);
+	if (err)
+		goto out_cache;
+	tcfg.sk_user_data = u;
+	on->tpriv = u;
+	on->frag_size = u->mtu - OP_HDR_LEN;
+	on->headroom = OP_UDP_HEADROOM;
+	setup_udp_tunnel_sock(on->net, u->sock, &tcfg);
+	return 0;
+
+out_cache:
+	dst_cache_destroy(&u->dcache);
+out_free:
+	kfree(u);
+	return err;
+}
+
+static void op_udp_down(struct op_net *on)
+{
+	struct op_udp *u = on->tpriv;
+
+	/* Waits for receivers in flight (synchronize_rcu()). */
+	udp_tunnel_sock_release(u->sock);
+	dst_cache_destroy(&u->dcache);
+	on->tpriv = NULL;
+	kfree(u);
+}
+
+const struct op_transport_ops op_udp_transport = {
+	.kind		= ONEPIPE_TRANSPORT_UDP,
+	.name		= "udp",
+	.headroom	= OP_UDP_HEADROOM,
+	.up		= op_udp_up,
+	.down		= op_udp_down,
+	.xmit		= op_udp_xmit,
+	.mtu		= op_udp_mtu,
+};

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The sending half of a 1Pipe host: stamping scatterings, fragmenting
+ * them into packets, beacons, control packets, and tracking every message
+ * until its end-to-end ACK arrives or it is reported as failed.
+ *
+ * Everything that goes on the wire goes through tx_lock, which makes the
+ * order of stamps (and of the barriers they imply) the order of packets
+ * on the uplink: a barrier must never overtake a smaller timestamp.
+ */
+#include <linux/slab.h>
+
+#include "onepipe.h"
+
+static struct sk_buff *op_pkt_alloc(struct op_net *on, unsigned int payload,
+				    gfp_t gfp)
+{
+	unsigned int hr = READ_ONCE(on->headroom);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(hr + OP_HDR_LEN + payload, gfp | __GFP_NOWARN);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, hr);
+	skb_put(skb, OP_HDR_LEN + payload);
+	return skb;
+}
+
+/* Hand a packet to the transport.  Caller holds tx_lock, BHs off. */
+static void op_xmit(struct op_net *on, struct sk_buff *skb)
+{
+	lockdep_assert_held(&on->tx_lock);
+	if (on->tops->xmit(on, skb))
+		op_count(on, ONEPIPE_C_TX_ERRORS);
+	else
+		op_count(on, ONEPIPE_C_TX_PKTS);
+	on->tx_since_tick = true;
+}
+
+/* Cut every pending message into wire packets, outside any lock. */
+static int op_build_packets(struct op_net *on, struct op_sock *os,
+			    struct sk_buff_head *wire)
+{
+	unsigned int fsz = READ_ONCE(on->frag_size);
+	struct sk_buff *msg, *pkt;
+
+	if (!fsz)
+		return -ENETDOWN;
+	skb_queue_walk(&os->pending, msg) {
+		struct op_msg_cb *cb = OP_MSG_CB(msg);
+		unsigned int off = 0, fl;
+
+		cb->peer = op_peer_get(on, cb->dst_host, GFP_KERNEL);
+		if (!cb->peer)
+			return -ENOBUFS;
+		cb->nfrags = 0;
+		do {
+			fl = min(msg->len - off, fsz);
+			pkt = op_pkt_alloc(on, fl, GFP_KERNEL);
+			if (!pkt)
+				return -ENOBUFS;
+			skb_copy_bits(msg, off, pkt->data + OP_HDR_LEN, fl);
+			__skb_queue_tail(wire, pkt);
+			cb->nfrags++;
+			off += fl;
+		} while (off < msg->len);
+	}
+	return 0;
+}
+
+/**
+ * op_tx_scattering() - stamp and send the socket's pending scattering
+ * @on: this host
+ * @os: the sending socket; its lock is held
+ *
+ * All messages get one timestamp.  Each then waits on its destination
+ * peer's outstanding queue for the end-to-end ACK.
+ *
+ * Return: 0, -ENETDOWN if the host is down, -ENOBUFS without memory; on
+ * error the whole scattering is dropped.
+ */
+int op_tx_scattering(struct op_net *on, struct op_sock *os)
+{
+	u64 ack_ns = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
+	unsigned int nmsgs = skb_queue_len(&os->pending);
+	struct sk_buff_head wire;
+	struct sk_buff *msg;
+	struct op_hdr h;
+	u64 ts, deadline;
+	int err;
+
+	__skb_queue_head_init(&wire);
+	err = op_build_packets(on, os, &wire);
+	if (err)
+		goto out_drop;
+
+	spin_lock_bh(&on->tx_lock);
+	if (!on->up) {
+		spin_unlock_bh(&on->tx_lock);
+		err = -ENETDOWN;
+		goto out_drop;
+	}
+	/* Causality: stamp above everything this host has delivered. */
+	if (READ_ONCE(on->rx_seen))
+		op_clock_observe(&on->clock, READ_ONCE(on->rx_max_ts));
+	ts = op_clock_stamp(&on->clock, op_now(on));
+	deadline = ktime_get_ns() + ack_ns;
+
+	memset(&h, 0, sizeof(h));
+	h.type = OP_PKT_DATA;
+	h.src_host = on->cfg.host_id;
+	h.src_port = os->port;
+	h.ts = ts;
+	/* Later messages of this scattering carry the same stamp. */
+	h.barrier = ts;
+	while ((msg = __skb_dequeue(&os->pending))) {
+		struct op_msg_cb *cb = OP_MSG_CB(msg);
+
+		cb->ts = ts;
+		cb->deadline = deadline;
+		cb->seq = cb->peer->tx_seq++;
+		h.flags = cb->flags;
+		h.dst_host = cb->dst_host;
+		h.dst_port = cb->dst_port;
+		h.seq = cb->seq;
+		h.aux = msg->len;
+		h.frag_cnt = cb->nfrags;
+		for (h.frag_idx = 0; h.frag_idx < h.frag_cnt; h.frag_idx++) {
+			struct sk_buff *pkt = __skb_dequeue(&wire);
+
+			op_hdr_encode(&h, pkt->data);
+			op_xmit(on, pkt);
+		}
+		__skb_queue_tail(&cb->peer->outstanding, msg);
+	}
+	on->tx_barrier = ts;
+	spin_unlock_bh(&on->tx_lock);
+
+	os->pending_bytes = 0;
+	os->last_ts = ts;
+	os->has_last_ts = true;
+	op_count(on, ONEPIPE_C_TX_SCATTERINGS);
+	op_count_add(on, ONEPIPE_C_TX_MSGS, nmsgs);
+	return 0;
+
+out_drop:
+	__skb_queue_purge(&wire);
+	__skb_queue_purge(&os->pending);
+	os->pending_bytes = 0;
+	return err;
+}
+
+/**
+ * op_ctl_queue() - build a control packet (ACK or NAK) for later sending
+ * @on: this host
+ * @ctl: list the packet is appended to; send it with op_tx_ctl()
+ * @type: OP_PKT_ACK or OP_PKT_NAK
+ * @dst_host: the host the packet is for
+ * @seq: first sequence number (ACK) or the sequence number (NAK)
+ * @aux: last sequence number (ACK)
+ * @code: enum op_nak_code (NAK)
+ *
+ * Control packets are built under rx_lock but sent after it is dropped,
+ * since tx_lock nests inside rx_lock only for short sections.
+ */
+void op_ctl_queue(struct op_net *on, struct sk_buff_head *ctl, u8 type,
+		  u32 dst_host, u32 seq, u32 aux, u8 code)
+{
+	struct sk_buff *skb = op_pkt_alloc(on, 0, GFP_ATOMIC);
+	struct op_hdr h = {
+		.type = type,
+		.code = code,
+		.src_host = READ_ONCE(on->cfg.host_id),
+		.dst_host = dst_host,
+		.seq = seq,
+		.aux = aux,
+	};
+
+	if (!skb) {
+		op_count(on, ONEPIPE_C_TX_ERRORS);
+		return;
+	}
+	op_hdr_encode(&h, skb->data);
+	__skb_queue_tail(ctl, skb);
+}
+
+/**
+ * op_tx_ctl() - send control packets built by op_ctl_queue()
+ * @on: this host
+ * @ctl: the packets; emptied
+ *
+ * Each carries the host's current barrier.
+ */
+void op_tx_ctl(struct op_net *on, struct sk_buff_head *ctl)
+{
+	struct sk_buff *skb;
+
+	if (skb_queue_empty(ctl))
+		return;
+	spin_lock_bh(&on->tx_lock);
+	while ((skb = __skb_dequeue(ctl))) {
+		if (!on->up) {
+			kfree_skb(skb);
+			continue;
+		}
+		on->tx_barrier = op_clock_barrier(&on->clock, op_now(on));
+		op_hdr_set_barrier(skb->data, on->tx_barrier);
+		op_count(on, skb->data[1] == OP_PKT_ACK ?
+			 ONEPIPE_C_TX_ACKS : ONEPIPE_C_TX_NAKS);
+		op_xmit(on, skb);
+	}
+	spin_unlock_bh(&on->tx_lock);
+}
+
+/**
+ * op_tx_beacon() - send a beacon if the uplink was idle for an interval
+ * @on: this host
+ *
+ * Context: the tick (softirq).
+ */
+void op_tx_beacon(struct op_net *on)
+{
+	struct sk_buff *skb = NULL;
+	struct op_hdr h = { .type = OP_PKT_BEACON };
+
+	spin_lock_bh(&on->tx_lock);
+	if (on->up && !on->tx_since_tick) {
+		skb = op_pkt_alloc(on, 0, GFP_ATOMIC);
+		if (skb) {
+			on->tx_barrier = op_clock_barrier(&on->clock,
+							  op_now(on));
+			h.src_host = on->cfg.host_id;
+			h.barrier = on->tx_barrier;
+			op_hdr_encode(&h, skb->data);
+			op_xmit(on, skb);
+			op_count(on, ONEPIPE_C_TX_BEACONS);
+		}
+	}
+	on->tx_since_tick = false;
+	spin_unlock_bh(&on->tx_lock);
+}
+
+static void op_fail_list(struct sk_buff_head *list, int code)
+{
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(list)))
+		op_sock_fail(skb->sk, skb, code);
+}
+
+/**
+ * op_tx_acked() - the peer acknowledged messages [@lo, @hi]
+ * @on: this host
+ * @host: the peer
+ * @lo: first sequence number
+ * @hi: last sequence number
+ *
+ * Outstanding messages are in sequence order, so the walk stops at the
+ * first one past @hi.  Messages before @lo stay: they may still be ACKed
+ * later, or time out.
+ */
+void op_tx_acked(struct op_net *on, u32 host, u32 lo, u32 hi)
+{
+	struct op_peer *p = xa_load(&on->peers, host);
+	struct sk_buff *skb, *tmp;
+	struct sk_buff_head done;
+	unsigned int n = 0;
+
+	if (!p)
+		return;
+	__skb_queue_head_init(&done);
+	spin_lock_bh(&on->tx_lock);
+	skb_queue_walk_safe(&p->outstanding, skb, tmp) {
+		u32 seq = OP_MSG_CB(skb)->seq;
+
+		if ((s32)(seq - lo) < 0)
+			continue;
+		if ((s32)(seq - hi) > 0)
+			break;
+		__skb_unlink(skb, &p->outstanding);
+		__skb_queue_tail(&done, skb);
+		n++;
+	}
+	spin_unlock_bh(&on->tx_lock);
+	/* Freeing returns send-buffer space and wakes writers: no locks. */
+	__skb_queue_purge(&done);
+	op_count_add(on, ONEPIPE_C_ACKED, n);
+}
+
+/**
+ * op_tx_naked() - the peer refused message @seq
+ * @on: this host
+ * @host: the peer
+ * @seq: the message
+ * @code: enum op_nak_code, which equals the enum onepipe_ee_code reported
+ */
+void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code)
+{
+	struct op_peer *p = xa_load(&on->peers, host);
+	struct sk_buff *skb, *tmp, *found = NULL;
+
+	if (!p)
+		return;
+	spin_lock_bh(&on->tx_lock);
+	skb_queue_walk_safe(&p->outstanding, skb, tmp) {
+		u32 s = OP_MSG_CB(skb)->seq;
+
+		if ((s32)(s - seq) > 0)
+			break;
+		if (s == seq) {
+			__skb_unlink(skb, &p->outstanding);
+			found = skb;
+			break;
+		}
+	}
+	spin_unlock_bh(&on->tx_lock);
+	if (found)
+		op_sock_fail(found->sk, found, code);
+}
+
+/**
+ * op_tx_expire() - report messages whose ACK did not come in time
+ * @on: this host
+ * @now_mono: ktime_get_ns()
+ *
+ * Deadlines grow along each outstanding queue, so only heads are looked at.
+ */
+void op_tx_expire(struct op_net *on, u64 now_mono)
+{
+	struct sk_buff_head failed;
+	struct op_peer *p;
+	unsigned long host;
+
+	__skb_queue_head_init(&failed);
+	spin_lock_bh(&on->tx_lock);
+	xa_for_each(&on->peers, host, p) {
+		struct sk_buff *skb;
+
+		while ((skb = skb_peek(&p->outstanding)) &&
+		       (s64)(now_mono - OP_MSG_CB(skb)->deadline) > 0) {
+			__skb_unlink(skb, &p->outstanding);
+			__skb_queue_tail(&failed, skb);
+		}
+	}
+	spin_unlock_bh(&on->tx_lock);
+	op_fail_list(&failed, ONEPIPE_EE_TIMEOUT);
+}
+
+/**
+ * op_tx_fail_all() - report every outstanding message as failed
+ * @on: this host, whose transport is down
+ * @code: enum onepipe_ee_code
+ */
+void op_tx_fail_all(struct op_net *on, int code)
+{
+	struct sk_buff_head failed;
+	struct op_peer *p;
+	unsigned long host;
+
+	__skb_queue_head_init(&failed);
+	spin_lock_bh(&on->tx_lock);
+	xa_for_each(&on->peers, host, p)
+		skb_queue_splice_tail_init(&p->outstanding, &failed);
+	spin_unlock_bh(&on->tx_lock);
+	op_fail_list(&failed, code);
+}
+
+/**
+ * op_tx_forget_sock() - drop the outstanding messages of a closed socket
+ * @on: this host
+ * @sk: the socket, being released
+ *
+ * Nobody is left to be told about their fate, and dropping them now
+ * releases the socket (and the module) without waiting for ACK timeouts.
+ */
+void op_tx_forget_sock(struct op_net *on, struct sock *sk)
+{
+	struct sk_buff_head gone;
+	struct sk_buff *skb, *tmp;
+	struct op_peer *p;
+	unsigned long host;
+
+	__skb_queue_head_init(&gone);
+	spin_lock_bh(&on->tx_lock);
+	xa_for_each(&on->peers, host, p) {
+		skb_queue_walk_safe(&p->outstanding, skb, tmp) {
+			if (skb->sk != sk)
+				continue;
+			__skb_unlink(skb, &p->outstanding);
+			__skb_queue_tail(&gone, skb);
+		}
+	}
+	spin_unlock_bh(&on->tx_lock);
+	__skb_queue_purge(&gone);
+}

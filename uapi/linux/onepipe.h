@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * AF_ONEPIPE: causally and totally ordered messaging (1Pipe).
+ *
+ * This is the whole user/kernel contract: the address family, the socket
+ * address, socket options, control messages and the generic netlink family
+ * used to configure a host.  All multi-byte fields in this file are in host
+ * byte order (as AF_VSOCK does); only the wire format is big endian.
+ */
+#ifndef _UAPI_LINUX_ONEPIPE_H
+#define _UAPI_LINUX_ONEPIPE_H
+
+#include <linux/types.h>
+#include <linux/socket.h>
+
+/*
+ * Address family.  23 was AF_IRDA, whose implementation left the kernel in
+ * 4.17; no in-tree protocol registers it on 6.1, so sock_register() accepts
+ * it.  The module carries MODULE_ALIAS_NETPROTO(23) so that socket(2)
+ * autoloads it.
+ */
+#define AF_ONEPIPE		23
+#define PF_ONEPIPE		AF_ONEPIPE
+
+/* Socket option level; above every SOL_* in use on 6.1. */
+#define SOL_ONEPIPE		299
+
+/* Host ids are chosen by the operator; 0 means "this host" / unset. */
+#define ONEPIPE_HOST_LOCAL	0
+/* Port 0 in bind() picks a free port. */
+#define ONEPIPE_PORT_ANY	0
+/* Ports from here up are handed out by autobind / bind(port 0). */
+#define ONEPIPE_PORT_EPHEMERAL	32768
+
+/*
+ * Largest message one sendmsg() may carry.  Messages larger than the path
+ * MTU are fragmented and reassembled; above this sendmsg() fails with
+ * EMSGSIZE.
+ */
+#define ONEPIPE_MAX_MSG		65536
+
+/* Timestamps are 48-bit nanoseconds that wrap around (PAWS-style compare). */
+#define ONEPIPE_TS_BITS		48
+#define ONEPIPE_TS_MASK		((((__u64)1) << ONEPIPE_TS_BITS) - 1)
+
+/**
+ * struct sockaddr_onepipe - address of a 1Pipe endpoint (a process)
+ * @sop_family: AF_ONEPIPE
+ * @sop_port: port of the socket on its host, host byte order
+ * @sop_host: host id, host byte order; 0 in bind() means this host
+ */
+struct sockaddr_onepipe {
+	__kernel_sa_family_t	sop_family;
+	__u16			sop_port;
+	__u32			sop_host;
+};
+
+/*
+ * Socket options at SOL_ONEPIPE.
+ *
+ * ONEPIPE_TIMESTAMP (get, __u64): the host's current 1Pipe timestamp, the
+ *	value the next scattering would get at the earliest
+ *	(the paper's onepipe_get_timestamp()).
+ * ONEPIPE_LAST_TS (get, __u64): timestamp of the last scattering this socket
+ *	sent; ENOENT before the first one.
+ * ONEPIPE_ORDERED (get/set, int): 1 (default) = messages this socket sends
+ *	are delivered in total order; 0 = delivered on arrival, bypassing the
+ *	reorder queue (for measuring what ordering costs).
+ * ONEPIPE_BARRIER (get, __u64): the barrier below which this host has
+ *	delivered everything.
+ */
+#define ONEPIPE_TIMESTAMP	1
+#define ONEPIPE_LAST_TS		2
+#define ONEPIPE_ORDERED		3
+#define ONEPIPE_BARRIER		4
+
+/*
+ * Control messages at SOL_ONEPIPE.
+ *
+ * ONEPIPE_CMSG_TS (__u64): on recvmsg() the message's timestamp; on the
+ *	error queue the timestamp of the failed message.
+ * ONEPIPE_CMSG_RECVERR (struct onepipe_recverr): on the error queue
+ *	(MSG_ERRQUEUE) a send-failure notification.  The data returned with it
+ *	is the payload of the failed message.
+ */
+#define ONEPIPE_CMSG_TS		1
+#define ONEPIPE_CMSG_RECVERR	2
+
+/* ee_code values of send-failure notifications (ee_origin is LOCAL). */
+enum onepipe_ee_code {
+	ONEPIPE_EE_TIMEOUT = 1,	/* no end-to-end ACK in time (ETIMEDOUT) */
+	ONEPIPE_EE_LATE,	/* arrived below the receiver's barrier (ETIME) */
+	ONEPIPE_EE_NOPORT,	/* no socket bound to the port (ECONNREFUSED) */
+	ONEPIPE_EE_NOBUFS,	/* receiver's queue full (ENOBUFS) */
+	ONEPIPE_EE_DOWN,	/* host unconfigured / transport gone (ENETDOWN) */
+};
+
+/**
+ * struct onepipe_recverr - payload of ONEPIPE_CMSG_RECVERR
+ * @ee: ee_errno says why, ee_origin is SO_EE_ORIGIN_LOCAL, ee_code is an
+ *	enum onepipe_ee_code, ee_info is the message length
+ * @offender: the destination the message could not be delivered to
+ */
+struct onepipe_recverr {
+	struct {
+		__u32	ee_errno;
+		__u8	ee_origin;
+		__u8	ee_type;
+		__u8	ee_code;
+		__u8	ee_pad;
+		__u32	ee_info;
+		__u32	ee_data;
+	} ee;	/* layout of struct sock_extended_err */
+	struct sockaddr_onepipe offender;
+};
+
+/* Generic netlink family for host configuration and introspection. */
+#define ONEPIPE_GENL_NAME	"onepipe"
+#define ONEPIPE_GENL_VERSION	1
+
+enum onepipe_cmd {
+	ONEPIPE_CMD_UNSPEC,
+	ONEPIPE_CMD_HOST_GET,	/* host config, clock, barriers, counters */
+	ONEPIPE_CMD_HOST_SET,	/* set host id / transport (CAP_NET_ADMIN) */
+	ONEPIPE_CMD_HOST_DOWN,	/* stop the transport (CAP_NET_ADMIN) */
+	ONEPIPE_CMD_LINK_GET,	/* dump: per input link state */
+	ONEPIPE_CMD_SOCK_GET,	/* dump: sockets of this netns */
+	__ONEPIPE_CMD_MAX,
+};
+#define ONEPIPE_CMD_MAX (__ONEPIPE_CMD_MAX - 1)
+
+enum onepipe_transport_kind {
+	ONEPIPE_TRANSPORT_NONE,
+	ONEPIPE_TRANSPORT_UDP,
+	ONEPIPE_TRANSPORT_VERBS,
+};
+
+enum onepipe_attr {
+	ONEPIPE_A_UNSPEC,
+	ONEPIPE_A_HOST_ID,		/* u32 */
+	ONEPIPE_A_TRANSPORT,		/* u32, enum onepipe_transport_kind */
+	ONEPIPE_A_UDP_LOCAL_ADDR,	/* be32 IPv4 address */
+	ONEPIPE_A_UDP_LOCAL_PORT,	/* u16, host order */
+	ONEPIPE_A_UDP_UPLINK_ADDR,	/* be32 IPv4 address of the switch */
+	ONEPIPE_A_UDP_UPLINK_PORT,	/* u16, host order */
+	ONEPIPE_A_STATE,		/* u32: 0 down, 1 up */
+	ONEPIPE_A_CLOCK,		/* u64: current timestamp */
+	ONEPIPE_A_TX_BARRIER,		/* u64: barrier last sent on the uplink */
+	ONEPIPE_A_RX_BARRIER,		/* u64: barrier delivered up to */
+	ONEPIPE_A_REORDER_DEPTH,	/* u32: messages in the reorder queue */
+	ONEPIPE_A_COUNTERS,		/* nest of ONEPIPE_C_* u64 */
+	ONEPIPE_A_LINK,			/* nest of ONEPIPE_L_* */
+	ONEPIPE_A_SOCK,			/* nest of ONEPIPE_S_* */
+	ONEPIPE_A_PAD,
+	__ONEPIPE_A_MAX,
+};
+#define ONEPIPE_A_MAX (__ONEPIPE_A_MAX - 1)
+
+/* Per-host counters, all u64. */
+enum onepipe_counter {
+	ONEPIPE_C_UNSPEC,
+	ONEPIPE_C_TX_MSGS,		/* messages sent */
+	ONEPIPE_C_TX_SCATTERINGS,	/* scatterings stamped */
+	ONEPIPE_C_TX_PKTS,		/* packets handed to the transport */
+	ONEPIPE_C_TX_BEACONS,		/* beacons sent */
+	ONEPIPE_C_TX_ACKS,		/* ACK packets sent */
+	ONEPIPE_C_TX_NAKS,		/* NAK packets sent */
+	ONEPIPE_C_TX_ERRORS,		/* transport refused a packet */
+	ONEPIPE_C_RX_PKTS,		/* packets received */
+	ONEPIPE_C_RX_BEACONS,		/* beacons received */
+	ONEPIPE_C_RX_MSGS,		/* messages delivered to sockets */
+	ONEPIPE_C_RX_LATE,		/* dropped: below the delivered barrier */
+	ONEPIPE_C_RX_NOPORT,		/* dropped: no socket on the port */
+	ONEPIPE_C_RX_NOBUFS,		/* dropped: socket receive queue full */
+	ONEPIPE_C_RX_BAD,		/* dropped: malformed packet */
+	ONEPIPE_C_RX_DUP,		/* dropped: duplicate fragment / message */
+	ONEPIPE_C_RX_REASM_DROP,	/* partial messages given up */
+	ONEPIPE_C_ACKED,		/* messages acknowledged end to end */
+	ONEPIPE_C_SEND_FAILURES,	/* send-failure notifications raised */
+	ONEPIPE_C_LINK_TIMEOUTS,	/* input links removed after silence */
+	__ONEPIPE_C_MAX,
+};
+#define ONEPIPE_C_MAX (__ONEPIPE_C_MAX - 1)
+
+/* Per input link state (ONEPIPE_A_LINK nest). */
+enum onepipe_link_attr {
+	ONEPIPE_L_UNSPEC,
+	ONEPIPE_L_INDEX,		/* u32 */
+	ONEPIPE_L_STATE,		/* u32: enum onepipe_link_state */
+	ONEPIPE_L_BARRIER,		/* u64: last barrier heard */
+	ONEPIPE_L_IDLE_NS,		/* u64: time since last packet */
+	ONEPIPE_L_PAD,
+	__ONEPIPE_L_MAX,
+};
+#define ONEPIPE_L_MAX (__ONEPIPE_L_MAX - 1)
+
+enum onepipe_link_state {
+	ONEPIPE_LINK_NEW,	/* heard, not counted yet (new-link rule) */
+	ONEPIPE_LINK_LIVE,	/* counted in the min */
+	ONEPIPE_LINK_DEAD,	/* silent too long, removed from the min */
+};
+
+/* Per socket state (ONEPIPE_A_SOCK nest). */
+enum onepipe_sock_attr {
+	ONEPIPE_S_UNSPEC,
+	ONEPIPE_S_PORT,			/* u16 */
+	ONEPIPE_S_TYPE,			/* u32: SOCK_DGRAM / SOCK_RDM */
+	ONEPIPE_S_RX_QUEUED,		/* u32: bytes in the receive queue */
+	ONEPIPE_S_TX_QUEUED,		/* u32: bytes awaiting ACK */
+	ONEPIPE_S_ORDERED,		/* u8 */
+	ONEPIPE_S_INODE,		/* u64 */
+	ONEPIPE_S_PAD,
+	__ONEPIPE_S_MAX,
+};
+#define ONEPIPE_S_MAX (__ONEPIPE_S_MAX - 1)
+
+/* Default UDP port of the UDP transport (hosts and switches). */
+#define ONEPIPE_UDP_PORT	5640
+
+#endif /* _UAPI_LINUX_ONEPIPE_H */
