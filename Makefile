@@ -32,8 +32,10 @@ userspace:
 check: userspace
 	$(MAKE) -C kernel/core/tests check
 	$(MAKE) -C userspace check
+	$(MAKE) -C tools check
 
-test: all
+# run-all installs what it needs and builds first.
+test:
 	tools/testing/run-all
 
 modules_install:

@@ -422,7 +422,7 @@ static int op_getsockopt(struct socket *sock, int level, int optname,
 	case ONEPIPE_TIMESTAMP:
 		spin_lock_bh(&on->tx_lock);
 		/* The earliest stamp possible now, without consuming it. */
-		val = op_ts_max(op_ts(op_now(on)), on->clock.next);
+		val = op_clock_floor(&on->clock, op_now(on));
 		spin_unlock_bh(&on->tx_lock);
 		break;
 	case ONEPIPE_LAST_TS:

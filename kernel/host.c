@@ -234,7 +234,8 @@ void op_host_down(struct op_net *on)
  * @cfg: the new configuration
  *
  * Context: process.  A running host is taken down first: its pending
- * messages fail with ONEPIPE_EE_DOWN.
+ * messages fail with ONEPIPE_EE_DOWN.  If the transport cannot come up
+ * the host stays down with no configuration.
  *
  * Return: 0 or a negative errno from validation or the transport.
  */
@@ -251,10 +252,12 @@ int op_host_set(struct op_net *on, const struct op_host_cfg *cfg)
 
 	mutex_lock(&on->cfg_mutex);
 	op_host_down_locked(on);
-	WRITE_ONCE(on->cfg.host_id, cfg->host_id);
 	err = tops->up(on, cfg);
-	if (err)
+	if (err) {
+		/* Down and unconfigured, rather than half of each. */
+		memset(&on->cfg, 0, sizeof(on->cfg));
 		goto out;
+	}
 
 	spin_lock_bh(&on->tx_lock);
 	on->cfg = *cfg;

@@ -56,7 +56,7 @@ static int op_nl_fill_host(struct sk_buff *msg, struct op_net *on)
 	mutex_unlock(&on->cfg_mutex);
 
 	spin_lock_bh(&on->tx_lock);
-	clock = op_ts_max(op_ts(op_now(on)), on->clock.next);
+	clock = op_clock_floor(&on->clock, op_now(on));
 	txb = on->tx_barrier;
 	spin_unlock_bh(&on->tx_lock);
 	spin_lock_bh(&on->rx_lock);
@@ -188,10 +188,10 @@ static int op_nl_link_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	if (!nest ||
 	    nla_put_u32(skb, ONEPIPE_L_INDEX, 0) ||
 	    nla_put_u32(skb, ONEPIPE_L_STATE, state) ||
-	    nla_put_u64_64bit(skb, ONEPIPE_L_BARRIER, l.reg, ONEPIPE_L_PAD) ||
-	    nla_put_u64_64bit(skb, ONEPIPE_L_IDLE_NS,
-			      l.heard ? ktime_get_ns() - l.last_heard : 0,
-			      ONEPIPE_L_PAD)) {
+	    (l.heard &&
+	     (nla_put_u64_64bit(skb, ONEPIPE_L_BARRIER, l.reg, ONEPIPE_L_PAD) ||
+	      nla_put_u64_64bit(skb, ONEPIPE_L_IDLE_NS,
+				ktime_get_ns() - l.last_heard, ONEPIPE_L_PAD)))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}

@@ -116,7 +116,7 @@ struct op_counters {
 struct op_net {
 	struct net *net;
 
-	struct mutex cfg_mutex;
+	struct mutex cfg_mutex;		/* configuration changes */
 	struct op_host_cfg cfg;		/* cfg_mutex; read locklessly */
 	const struct op_transport_ops *tops;	/* set under cfg + tx_lock */
 	void *tpriv;			/* transport's own state */
@@ -131,12 +131,12 @@ struct op_net {
 	int clock_offset_ns;
 	struct ctl_table_header *sysctl_hdr;
 
-	spinlock_t tx_lock;
+	spinlock_t tx_lock;		/* see above */
 	struct op_clock clock;		/* tx_lock */
 	u64 tx_barrier;			/* tx_lock: last barrier sent */
 	bool tx_since_tick;		/* tx_lock: uplink carried a packet */
 
-	spinlock_t rx_lock;
+	spinlock_t rx_lock;		/* see above */
 	struct op_link uplink;		/* rx_lock: our one input link */
 	struct op_agg agg;		/* rx_lock: its output (delivery) group */
 	struct op_pq pq;		/* rx_lock: the reorder queue */
@@ -149,7 +149,7 @@ struct op_net {
 	struct xarray peers;		/* host id -> struct op_peer */
 	atomic_t npeers;
 
-	spinlock_t port_lock;
+	spinlock_t port_lock;		/* binding to ports */
 	DECLARE_HASHTABLE(ports, 8);	/* op_sock by port; RCU readers */
 	u16 next_port;			/* port_lock */
 

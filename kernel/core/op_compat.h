@@ -13,14 +13,14 @@
 #else
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
+#include <linux/types.h>
 
-typedef uint8_t u8;
-typedef uint16_t u16;
-typedef uint32_t u32;
-typedef uint64_t u64;
-typedef int64_t s64;
-typedef int32_t s32;
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s32 s32;
+typedef __s64 s64;
 #endif
 
 #endif /* _ONEPIPE_CORE_COMPAT_H */

@@ -127,6 +127,7 @@ enum onepipe_cmd {
 	ONEPIPE_CMD_SOCK_GET,	/* dump: sockets of this netns */
 	__ONEPIPE_CMD_MAX,
 };
+
 #define ONEPIPE_CMD_MAX (__ONEPIPE_CMD_MAX - 1)
 
 enum onepipe_transport_kind {
@@ -154,6 +155,7 @@ enum onepipe_attr {
 	ONEPIPE_A_PAD,
 	__ONEPIPE_A_MAX,
 };
+
 #define ONEPIPE_A_MAX (__ONEPIPE_A_MAX - 1)
 
 /* Per-host counters, all u64. */
@@ -180,6 +182,7 @@ enum onepipe_counter {
 	ONEPIPE_C_LINK_TIMEOUTS,	/* input links removed after silence */
 	__ONEPIPE_C_MAX,
 };
+
 #define ONEPIPE_C_MAX (__ONEPIPE_C_MAX - 1)
 
 /* Per input link state (ONEPIPE_A_LINK nest). */
@@ -187,17 +190,18 @@ enum onepipe_link_attr {
 	ONEPIPE_L_UNSPEC,
 	ONEPIPE_L_INDEX,		/* u32 */
 	ONEPIPE_L_STATE,		/* u32: enum onepipe_link_state */
-	ONEPIPE_L_BARRIER,		/* u64: last barrier heard */
-	ONEPIPE_L_IDLE_NS,		/* u64: time since last packet */
+	ONEPIPE_L_BARRIER,		/* u64: last barrier heard (if heard) */
+	ONEPIPE_L_IDLE_NS,		/* u64: time since last packet (if heard) */
 	ONEPIPE_L_PAD,
 	__ONEPIPE_L_MAX,
 };
+
 #define ONEPIPE_L_MAX (__ONEPIPE_L_MAX - 1)
 
 enum onepipe_link_state {
 	ONEPIPE_LINK_NEW,	/* heard, not counted yet (new-link rule) */
 	ONEPIPE_LINK_LIVE,	/* counted in the min */
-	ONEPIPE_LINK_DEAD,	/* silent too long, removed from the min */
+	ONEPIPE_LINK_DEAD,	/* never heard, or silent too long: not in the min */
 };
 
 /* Per socket state (ONEPIPE_A_SOCK nest). */
@@ -212,6 +216,7 @@ enum onepipe_sock_attr {
 	ONEPIPE_S_PAD,
 	__ONEPIPE_S_MAX,
 };
+
 #define ONEPIPE_S_MAX (__ONEPIPE_S_MAX - 1)
 
 /* Default UDP port of the UDP transport (hosts and switches). */

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * onepipe host { show | set | down }: the host's 1Pipe configuration,
+ * clock, barriers and counters (ONEPIPE_CMD_HOST_*).
+ */
+#include <errno.h>
+#include <string.h>
+#include <linux/genetlink.h>
+
+#include "parse.h"
+#include "tool.h"
+
+static const char *const counter_names[] = {
+	[ONEPIPE_C_TX_MSGS]		= "tx_msgs",
+	[ONEPIPE_C_TX_SCATTERINGS]	= "tx_scatterings",
+	[ONEPIPE_C_TX_PKTS]		= "tx_pkts",
+	[ONEPIPE_C_TX_BEACONS]		= "tx_beacons",
+	[ONEPIPE_C_TX_ACKS]		= "tx_acks",
+	[ONEPIPE_C_TX_NAKS]		= "tx_naks",
+	[ONEPIPE_C_TX_ERRORS]		= "tx_errors",
+	[ONEPIPE_C_RX_PKTS]		= "rx_pkts",
+	[ONEPIPE_C_RX_BEACONS]		= "rx_beacons",
+	[ONEPIPE_C_RX_MSGS]		= "rx_msgs",
+	[ONEPIPE_C_RX_LATE]		= "rx_late",
+	[ONEPIPE_C_RX_NOPORT]		= "rx_noport",
+	[ONEPIPE_C_RX_NOBUFS]		= "rx_nobufs",
+	[ONEPIPE_C_RX_BAD]		= "rx_bad",
+	[ONEPIPE_C_RX_DUP]		= "rx_dup",
+	[ONEPIPE_C_RX_REASM_DROP]	= "rx_reasm_drop",
+	[ONEPIPE_C_ACKED]		= "acked",
+	[ONEPIPE_C_SEND_FAILURES]	= "send_failures",
+	[ONEPIPE_C_LINK_TIMEOUTS]	= "link_timeouts",
+};
+
+/* A counter added to the uapi must get a name here too. */
+_Static_assert(ARRAY_SIZE(counter_names) == __ONEPIPE_C_MAX,
+	       "counter_names[] out of sync with enum onepipe_counter");
+_Static_assert(__ONEPIPE_C_MAX <= OP_MAX_COUNTERS, "too many counters");
+_Static_assert(ONEPIPE_A_MAX < 32, "op_host_info.present too small");
+
+const char *op_counter_name(unsigned int id)
+{
+	return id < ARRAY_SIZE(counter_names) ? counter_names[id] : NULL;
+}
+
+static void parse_counters(const struct nlattr *nest,
+			   struct op_host_info *hi)
+{
+	const struct nlattr *attr;
+
+	mnl_attr_for_each_nested(attr, nest) {
+		unsigned int id = mnl_attr_get_type(attr);
+
+		if (id == ONEPIPE_C_UNSPEC || id >= OP_MAX_COUNTERS)
+			continue;
+		if (mnl_attr_get_payload_len(attr) != sizeof(uint64_t)) {
+			fprintf(stderr,
+				"onepipe: warning: counter %u has %u bytes, expected 8; ignored\n",
+				id, mnl_attr_get_payload_len(attr));
+			continue;
+		}
+		hi->counters[id] = mnl_attr_get_u64(attr);
+		hi->counters_present |= 1ULL << id;
+	}
+}
+
+void op_host_parse(const struct nlmsghdr *nlh, struct op_host_info *hi)
+{
+	const struct nlattr *tb[ONEPIPE_A_MAX + 1];
+	unsigned int i;
+
+	memset(hi, 0, sizeof(*hi));
+	op_nl_parse_msg(nlh, op_attrs, ONEPIPE_A_MAX, tb);
+	for (i = 0; i <= ONEPIPE_A_MAX; i++)
+		if (tb[i])
+			hi->present |= 1U << i;
+
+#define U32(a)	(tb[a] ? mnl_attr_get_u32(tb[a]) : 0)
+#define U16(a)	(tb[a] ? mnl_attr_get_u16(tb[a]) : 0)
+#define U64(a)	(tb[a] ? mnl_attr_get_u64(tb[a]) : 0)
+	hi->host_id = U32(ONEPIPE_A_HOST_ID);
+	hi->transport = U32(ONEPIPE_A_TRANSPORT);
+	/* Both addresses are be32 already: keep the bytes as they are. */
+	hi->local_addr.s_addr = U32(ONEPIPE_A_UDP_LOCAL_ADDR);
+	hi->local_port = U16(ONEPIPE_A_UDP_LOCAL_PORT);
+	hi->uplink_addr.s_addr = U32(ONEPIPE_A_UDP_UPLINK_ADDR);
+	hi->uplink_port = U16(ONEPIPE_A_UDP_UPLINK_PORT);
+	hi->state = U32(ONEPIPE_A_STATE);
+	hi->clock = U64(ONEPIPE_A_CLOCK);
+	hi->tx_barrier = U64(ONEPIPE_A_TX_BARRIER);
+	hi->rx_barrier = U64(ONEPIPE_A_RX_BARRIER);
+	hi->reorder_depth = U32(ONEPIPE_A_REORDER_DEPTH);
+#undef U32
+#undef U16
+#undef U64
+	if (tb[ONEPIPE_A_COUNTERS])
+		parse_counters(tb[ONEPIPE_A_COUNTERS], hi);
+}
+
+static bool has(const struct op_host_info *hi, unsigned int attr)
+{
+	return hi->present & (1U << attr);
+}
+
+static const char *transport_name(uint32_t t, char *buf, size_t len)
+{
+	switch (t) {
+	case ONEPIPE_TRANSPORT_NONE:
+		return "none";
+	case ONEPIPE_TRANSPORT_UDP:
+		return "udp";
+	case ONEPIPE_TRANSPORT_VERBS:
+		return "verbs";
+	}
+	snprintf(buf, len, "unknown(%u)", t);
+	return buf;
+}
+
+static const char *state_name(uint32_t s, char *buf, size_t len)
+{
+	switch (s) {
+	case 0:
+		return "down";
+	case 1:
+		return "up";
+	}
+	snprintf(buf, len, "unknown(%u)", s);
+	return buf;
+}
+
+/* "ADDR:PORT", or just "ADDR" if the kernel left the port out. */
+static void print_addr(struct op_out *o, const char *key,
+		       const struct op_host_info *hi, unsigned int addr_attr,
+		       struct in_addr addr, unsigned int port_attr,
+		       uint16_t port)
+{
+	char buf[OP_ADDR_STRLEN];
+
+	if (!has(hi, addr_attr))
+		return;
+	op_format_udp_addr(buf, sizeof(buf), addr, port);
+	if (!has(hi, port_attr))
+		*strrchr(buf, ':') = '\0';
+	out_str(o, key, NULL, buf);
+}
+
+static void print_counters(struct op_out *o, const struct op_host_info *hi)
+{
+	unsigned int id;
+	char buf[32];
+
+	if (!has(hi, ONEPIPE_A_COUNTERS))
+		return;
+	out_line(o, 2);
+	out_group_start(o, "counters", "counters:", 4);
+	for (id = 1; id < OP_MAX_COUNTERS; id++) {
+		const char *name = op_counter_name(id);
+
+		if (!(hi->counters_present & (1ULL << id)))
+			continue;
+		/* Counters from a newer kernel still show, by number. */
+		if (!name) {
+			snprintf(buf, sizeof(buf), "counter_%u", id);
+			name = buf;
+		}
+		out_uint(o, name, NULL, hi->counters[id]);
+	}
+	out_group_end(o);
+}
+
+void op_host_print(struct op_out *o, const struct op_host_info *hi)
+{
+	char buf[32];
+
+	out_obj_start(o);
+	out_line(o, 0);
+	if (has(hi, ONEPIPE_A_HOST_ID))
+		out_uint(o, "host", NULL, hi->host_id);
+	if (has(hi, ONEPIPE_A_TRANSPORT))
+		out_str(o, "transport", NULL,
+			transport_name(hi->transport, buf, sizeof(buf)));
+	print_addr(o, "local", hi, ONEPIPE_A_UDP_LOCAL_ADDR, hi->local_addr,
+		   ONEPIPE_A_UDP_LOCAL_PORT, hi->local_port);
+	print_addr(o, "uplink", hi, ONEPIPE_A_UDP_UPLINK_ADDR,
+		   hi->uplink_addr, ONEPIPE_A_UDP_UPLINK_PORT,
+		   hi->uplink_port);
+	if (has(hi, ONEPIPE_A_STATE))
+		out_str(o, "state", NULL,
+			state_name(hi->state, buf, sizeof(buf)));
+
+	out_line(o, 2);
+	if (has(hi, ONEPIPE_A_CLOCK))
+		out_uint(o, "clock", NULL, hi->clock);
+	if (has(hi, ONEPIPE_A_TX_BARRIER))
+		out_uint(o, "tx_barrier", NULL, hi->tx_barrier);
+	if (has(hi, ONEPIPE_A_RX_BARRIER))
+		out_uint(o, "rx_barrier", NULL, hi->rx_barrier);
+	if (has(hi, ONEPIPE_A_REORDER_DEPTH))
+		out_uint(o, "reorder_depth", "reorder", hi->reorder_depth);
+
+	print_counters(o, hi);
+	out_obj_end(o);
+	out_eol(o);
+}
+
+void host_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: onepipe host show\n"
+		"       onepipe host set id ID [ transport udp ]\n"
+		"                            [ local ADDR[:PORT] ] [ uplink ADDR[:PORT] ]\n"
+		"       onepipe host down\n"
+		"       onepipe host help\n"
+		"where  ID := 1..%u\n"
+		"       ADDR := IPv4 address, PORT := 1..65535 (default %u)\n",
+		OP_HOST_ID_MAX, ONEPIPE_UDP_PORT);
+}
+
+struct show_ctx {
+	struct op_host_info hi;
+	int replies;
+};
+
+static int show_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct show_ctx *s = data;
+
+	op_host_parse(nlh, &s->hi);
+	s->replies++;
+	return MNL_CB_OK;
+}
+
+static int host_show(struct op_ctx *ctx)
+{
+	struct show_ctx s = { .replies = 0 };
+	struct op_out o;
+	struct op_nl nl;
+	int err;
+
+	if (op_nl_open(&nl))
+		return 1;
+	err = op_nl_talk(&nl, op_nl_request(&nl, ONEPIPE_CMD_HOST_GET,
+					    NLM_F_ACK), show_cb, &s);
+	if (err) {
+		op_nl_perror(&nl, "host show", err);
+		op_nl_close(&nl);
+		return 1;
+	}
+	op_nl_close(&nl);
+	if (s.replies != 1) {
+		fprintf(stderr, "onepipe: host show: %d replies, expected 1\n",
+			s.replies);
+		return 1;
+	}
+	if (out_init(&o, ctx->out, ctx->json, ctx->pretty)) {
+		fprintf(stderr, "onepipe: out of memory\n");
+		return 1;
+	}
+	op_host_print(&o, &s.hi);
+	return out_fini(&o) ? 1 : 0;
+}
+
+/* Send a command that only answers with an ack. */
+static int host_simple(struct nlmsghdr *nlh, struct op_nl *nl,
+		       const char *what)
+{
+	int err = op_nl_talk(nl, nlh, NULL, NULL);
+
+	if (err) {
+		op_nl_perror(nl, what, err);
+		if (err == -EPERM)
+			fprintf(stderr, "onepipe: %s needs CAP_NET_ADMIN\n",
+				what);
+	}
+	op_nl_close(nl);
+	return err ? 1 : 0;
+}
+
+static void put_udp_addr(struct nlmsghdr *nlh, uint16_t addr_attr,
+			 uint16_t port_attr, const struct op_udp_addr *a)
+{
+	/* s_addr is network order, which is what the uapi asks for. */
+	mnl_attr_put(nlh, addr_attr, sizeof(a->addr.s_addr), &a->addr.s_addr);
+	mnl_attr_put_u16(nlh, port_attr, a->port);
+}
+
+static int host_set(int argc, char **argv)
+{
+	struct op_host_set req;
+	struct nlmsghdr *nlh;
+	struct op_nl nl;
+	char err[128];
+
+	if (op_parse_host_set(argc, argv, &req, err, sizeof(err)))
+		return op_usage_error("host", "host set: %s", err);
+	if (op_nl_open(&nl))
+		return 1;
+	nlh = op_nl_request(&nl, ONEPIPE_CMD_HOST_SET, NLM_F_ACK);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_HOST_ID, req.id);
+	if (req.has_transport)
+		mnl_attr_put_u32(nlh, ONEPIPE_A_TRANSPORT, req.transport);
+	if (req.has_local)
+		put_udp_addr(nlh, ONEPIPE_A_UDP_LOCAL_ADDR,
+			     ONEPIPE_A_UDP_LOCAL_PORT, &req.local);
+	if (req.has_uplink)
+		put_udp_addr(nlh, ONEPIPE_A_UDP_UPLINK_ADDR,
+			     ONEPIPE_A_UDP_UPLINK_PORT, &req.uplink);
+	return host_simple(nlh, &nl, "host set");
+}
+
+static int host_down(void)
+{
+	struct op_nl nl;
+
+	if (op_nl_open(&nl))
+		return 1;
+	return host_simple(op_nl_request(&nl, ONEPIPE_CMD_HOST_DOWN,
+					 NLM_F_ACK), &nl, "host down");
+}
+
+int do_host(struct op_ctx *ctx, int argc, char **argv)
+{
+	const char *cmd = argc > 0 ? argv[0] : "show";
+
+	/* "s" is show, not set: an abbreviation never changes state. */
+	if (op_matches(cmd, "show") || op_matches(cmd, "list")) {
+		if (argc > 1)
+			return op_unexpected_arg("host", "show", argv[1]);
+		return host_show(ctx);
+	}
+	if (op_matches(cmd, "set"))
+		return host_set(argc - 1, argv + 1);
+	if (op_matches(cmd, "down")) {
+		if (argc > 1)
+			return op_unexpected_arg("host", "down", argv[1]);
+		return host_down();
+	}
+	if (op_matches(cmd, "help")) {
+		host_usage(stdout);
+		return 0;
+	}
+	return op_usage_error("host", "command \"%s\" is unknown", cmd);
+}

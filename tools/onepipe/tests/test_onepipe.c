@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the onepipe tool's kernel-free parts: number, address and
+ * "host set" argument parsing, the JSON writer, and the text/JSON rendering
+ * of host, link and sock replies built by hand.  TAP output.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/genetlink.h>
+
+#include "json.h"
+#include "parse.h"
+#include "tool.h"
+
+static int tests, failures;
+
+static bool ok(bool cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static bool ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	tests++;
+	printf("%sok %d - ", cond ? "" : "not ", tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (!cond)
+		failures++;
+	return cond;
+}
+
+/* Print both strings as TAP diagnostics when they differ. */
+static void is_str(const char *got, const char *want, const char *name)
+{
+	const char *p;
+
+	if (ok(!strcmp(got, want), "%s", name))
+		return;
+	printf("# got:\n# ");
+	for (p = got; *p; p++)
+		printf(*p == '\n' ? "\n# " : "%c", *p);
+	printf("\n# want:\n# ");
+	for (p = want; *p; p++)
+		printf(*p == '\n' ? "\n# " : "%c", *p);
+	putchar('\n');
+}
+
+static void test_matches(void)
+{
+	ok(op_matches("h", "host"), "matches: h is host");
+	ok(op_matches("host", "host"), "matches: host is host");
+	ok(!op_matches("hosts", "host"), "matches: hosts is not host");
+	ok(!op_matches("", "host"), "matches: empty string matches nothing");
+	ok(!op_matches("se", "show"), "matches: se is not show");
+}
+
+static void test_numbers(void)
+{
+	static const struct {
+		const char *s;
+		uint64_t max;
+		int err;
+		uint64_t v;
+	} cases[] = {
+		{ "0", UINT32_MAX, 0, 0 },
+		{ "42", UINT32_MAX, 0, 42 },
+		{ "0x10", UINT32_MAX, 0, 16 },
+		{ "0XfF", UINT32_MAX, 0, 255 },
+		{ "007", UINT32_MAX, 0, 7 },	/* decimal, not octal */
+		{ "4294967295", UINT32_MAX, 0, 4294967295ULL },
+		{ "4294967296", UINT32_MAX, -ERANGE, 0 },
+		{ "18446744073709551615", UINT64_MAX, 0, UINT64_MAX },
+		{ "18446744073709551616", UINT64_MAX, -ERANGE, 0 },
+		{ "", UINT32_MAX, -EINVAL, 0 },
+		{ "-1", UINT32_MAX, -EINVAL, 0 },
+		{ "+1", UINT32_MAX, -EINVAL, 0 },
+		{ " 1", UINT32_MAX, -EINVAL, 0 },
+		{ "1 ", UINT32_MAX, -EINVAL, 0 },
+		{ "1a", UINT32_MAX, -EINVAL, 0 },
+		{ "0x", UINT32_MAX, -EINVAL, 0 },
+		{ "0x-1", UINT32_MAX, -EINVAL, 0 },
+		{ "abc", UINT32_MAX, -EINVAL, 0 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		uint64_t v = 12345;
+		int err = op_parse_uint(cases[i].s, cases[i].max, &v);
+
+		ok(err == cases[i].err && (err || v == cases[i].v),
+		   "parse_uint \"%s\" -> %d (got %d, %llu)", cases[i].s,
+		   cases[i].err, err, (unsigned long long)v);
+	}
+	ok(op_parse_uint(NULL, 1, &(uint64_t){0}) == -EINVAL,
+	   "parse_uint NULL is invalid");
+}
+
+static void test_host_id(void)
+{
+	uint32_t id = 7;
+
+	ok(op_parse_host_id("0", &id) == -ERANGE && id == 7,
+	   "host id 0 is rejected");
+	ok(op_parse_host_id("1", &id) == 0 && id == 1, "host id 1");
+	ok(op_parse_host_id("4294967294", &id) == 0 && id == 4294967294U,
+	   "host id 4294967294");
+	ok(op_parse_host_id("4294967295", &id) == -ERANGE,
+	   "host id 4294967295 is rejected");
+	ok(op_parse_host_id("x", &id) == -EINVAL, "host id x is rejected");
+}
+
+static void test_port(void)
+{
+	uint16_t port = 9;
+
+	ok(op_parse_port("0", &port) == -ERANGE, "port 0 is rejected");
+	ok(op_parse_port("1", &port) == 0 && port == 1, "port 1");
+	ok(op_parse_port("65535", &port) == 0 && port == 65535,
+	   "port 65535");
+	ok(op_parse_port("65536", &port) == -ERANGE,
+	   "port 65536 is rejected");
+}
+
+static void test_udp_addr(void)
+{
+	static const char *const bad[] = {
+		"", ":5640", "10.77.1.3:", "10.77.1", "300.1.1.1",
+		"host.example", "10.0.0.1:0", "10.0.0.1:abc", "10.0.0.1:70000",
+		"10.0.0.1:5640:1", "::1", "10.0.0.1 ", "255.255.255.255255",
+	};
+	struct op_udp_addr a;
+	const uint8_t *b = (const uint8_t *)&a.addr.s_addr;
+	char buf[OP_ADDR_STRLEN];
+	unsigned int i;
+
+	ok(op_parse_udp_addr("10.77.1.3", 5640, &a) == 0 && a.port == 5640 &&
+	   b[0] == 10 && b[1] == 77 && b[2] == 1 && b[3] == 3,
+	   "addr without port: default port, network byte order");
+	ok(op_parse_udp_addr("127.0.0.1:5641", 5640, &a) == 0 &&
+	   a.port == 5641 && a.addr.s_addr == htonl(INADDR_LOOPBACK),
+	   "addr with port");
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		ok(op_parse_udp_addr(bad[i], 5640, &a) == -EINVAL,
+		   "addr \"%s\" is rejected", bad[i]);
+	a.addr.s_addr = htonl(0xff000001);
+	op_format_udp_addr(buf, sizeof(buf), a.addr, 65535);
+	is_str(buf, "255.0.0.1:65535", "format longest address");
+}
+
+/* Run op_parse_host_set on a whitespace-separated command line. */
+static int host_set(const char *line, struct op_host_set *req, char *err)
+{
+	char copy[256], *argv[16], *tok, *save;
+	int argc = 0;
+
+	snprintf(copy, sizeof(copy), "%s", line);
+	for (tok = strtok_r(copy, " ", &save); tok && argc < 16;
+	     tok = strtok_r(NULL, " ", &save))
+		argv[argc++] = tok;
+	err[0] = '\0';
+	return op_parse_host_set(argc, argv, req, err, 128);
+}
+
+static void test_host_set(void)
+{
+	static const struct {
+		const char *line;
+		const char *err;
+	} bad[] = {
+		{ "", "\"id\" is required" },
+		{ "transport udp", "\"id\" is required" },
+		{ "id", "\"id\" needs a value" },
+		{ "id 1 local", "\"local\" needs a value" },
+		{ "id 0", "invalid host id \"0\" (1..4294967294)" },
+		{ "id 4294967295",
+		  "invalid host id \"4294967295\" (1..4294967294)" },
+		{ "id -3", "invalid host id \"-3\" (1..4294967294)" },
+		{ "id 1 id 2", "duplicate \"id\"" },
+		{ "id 1 transport tcp", "unknown transport \"tcp\" (udp)" },
+		{ "id 1 transport udp transport udp",
+		  "duplicate \"transport\"" },
+		{ "id 1 local 1.2.3",
+		  "invalid local address \"1.2.3\" (ADDR[:PORT])" },
+		{ "id 1 uplink 1.2.3.4:0",
+		  "invalid uplink address \"1.2.3.4:0\" (ADDR[:PORT])" },
+		{ "id 1 uplink 1.2.3.4 uplink 1.2.3.4",
+		  "duplicate \"uplink\"" },
+		{ "id 1 bogus 2", "unknown keyword \"bogus\"" },
+		{ "id 1 ids 2", "unknown keyword \"ids\"" },
+	};
+	struct op_host_set req;
+	char err[128];
+	unsigned int i;
+
+	ok(host_set("id 3 transport udp local 10.77.1.3 uplink 10.77.1.1:5641",
+		    &req, err) == 0 &&
+	   req.id == 3 && req.has_transport &&
+	   req.transport == ONEPIPE_TRANSPORT_UDP &&
+	   req.has_local && req.local.addr.s_addr == inet_addr("10.77.1.3") &&
+	   req.local.port == ONEPIPE_UDP_PORT &&
+	   req.has_uplink &&
+	   req.uplink.addr.s_addr == inet_addr("10.77.1.1") &&
+	   req.uplink.port == 5641,
+	   "host set: full command");
+	ok(host_set("id 9", &req, err) == 0 && req.id == 9 &&
+	   !req.has_transport && !req.has_local && !req.has_uplink,
+	   "host set: id alone sends only the id");
+	ok(host_set("uplink 127.0.0.1 id 0x10", &req, err) == 0 &&
+	   req.id == 16 && req.has_uplink && !req.has_local &&
+	   req.has_transport && req.transport == ONEPIPE_TRANSPORT_UDP,
+	   "host set: any order; an address implies transport udp");
+	ok(host_set("i 4294967294 t udp l 1.2.3.4:1 u 1.2.3.5", &req, err) ==
+	   0 && req.id == 4294967294U && req.local.port == 1 &&
+	   req.uplink.port == ONEPIPE_UDP_PORT,
+	   "host set: abbreviated keywords");
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		int ret = host_set(bad[i].line, &req, err);
+
+		ok(ret == -EINVAL && !strcmp(err, bad[i].err),
+		   "host set \"%s\" -> %s (got %d, %s)", bad[i].line,
+		   bad[i].err, ret, err);
+	}
+}
+
+/* Capture what @fn writes through a JSON writer. */
+static char *capture_json(bool pretty, void (*fn)(struct jw *jw))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct jw *jw = jw_new(f, pretty);
+
+	fn(jw);
+	jw_destroy(jw);
+	fclose(f);
+	return buf;
+}
+
+static void json_doc(struct jw *jw)
+{
+	jw_start_object(jw);
+	jw_name(jw, "s");
+	jw_string(jw, "a\"b\\c\n\t\x01/\xc3\xa9");
+	jw_name(jw, "n");
+	jw_uint(jw, UINT64_MAX);
+	jw_name(jw, "i");
+	jw_int(jw, INT64_MIN);
+	jw_name(jw, "t");
+	jw_bool(jw, true);
+	jw_name(jw, "z");
+	jw_null(jw);
+	jw_name(jw, "e");
+	jw_start_object(jw);
+	jw_end_object(jw);
+	jw_name(jw, "a");
+	jw_start_array(jw);
+	jw_uint(jw, 1);
+	jw_start_object(jw);
+	jw_name(jw, "x");
+	jw_bool(jw, false);
+	jw_end_object(jw);
+	jw_start_array(jw);
+	jw_end_array(jw);
+	jw_end_array(jw);
+	jw_end_object(jw);
+}
+
+static void json_empty_array(struct jw *jw)
+{
+	jw_start_array(jw);
+	jw_end_array(jw);
+}
+
+static void json_nothing(struct jw *jw)
+{
+	(void)jw;
+}
+
+static void test_json(void)
+{
+	char *s;
+
+	s = capture_json(false, json_doc);
+	is_str(s, "{\"s\":\"a\\\"b\\\\c\\n\\t\\u0001/\xc3\xa9\","
+		  "\"n\":18446744073709551615,\"i\":-9223372036854775808,"
+		  "\"t\":true,\"z\":null,\"e\":{},"
+		  "\"a\":[1,{\"x\":false},[]]}\n",
+	       "json: compact document, escaping, all value kinds");
+	free(s);
+	s = capture_json(true, json_doc);
+	is_str(s, "{\n"
+		  "    \"s\": \"a\\\"b\\\\c\\n\\t\\u0001/\xc3\xa9\",\n"
+		  "    \"n\": 18446744073709551615,\n"
+		  "    \"i\": -9223372036854775808,\n"
+		  "    \"t\": true,\n"
+		  "    \"z\": null,\n"
+		  "    \"e\": {},\n"
+		  "    \"a\": [\n"
+		  "        1,\n"
+		  "        {\n"
+		  "            \"x\": false\n"
+		  "        },\n"
+		  "        []\n"
+		  "    ]\n"
+		  "}\n",
+	       "json: pretty document");
+	free(s);
+	s = capture_json(true, json_empty_array);
+	is_str(s, "[]\n", "json: empty array");
+	free(s);
+	s = capture_json(false, json_nothing);
+	is_str(s, "", "json: no value, no output");
+	free(s);
+}
+
+/* A fake generic netlink reply of the onepipe family. */
+static struct nlmsghdr *fake_reply(char *buf, uint8_t cmd)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *genl;
+
+	nlh->nlmsg_type = 0x1234;
+	genl = mnl_nlmsg_put_extra_header(nlh, sizeof(*genl));
+	genl->cmd = cmd;
+	genl->version = ONEPIPE_GENL_VERSION;
+	return nlh;
+}
+
+static char *render_host(const struct op_host_info *hi, bool json,
+			 bool pretty)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct op_out o;
+
+	out_init(&o, f, json, pretty);
+	op_host_print(&o, hi);
+	out_fini(&o);
+	fclose(f);
+	return buf;
+}
+
+static int max_line(const char *s)
+{
+	int max = 0;
+
+	while (*s) {
+		int len = strcspn(s, "\n");
+
+		if (len > max)
+			max = len;
+		s += len + (s[len] == '\n');
+	}
+	return max;
+}
+
+static void test_host_full(void)
+{
+	static char buf[4096];
+	struct nlmsghdr *nlh = fake_reply(buf, ONEPIPE_CMD_HOST_GET);
+	struct op_host_info hi;
+	struct nlattr *nest;
+	unsigned int id;
+	char *s;
+
+	mnl_attr_put_u32(nlh, ONEPIPE_A_HOST_ID, 3);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_TRANSPORT, ONEPIPE_TRANSPORT_UDP);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_UDP_LOCAL_ADDR, inet_addr("10.77.1.3"));
+	mnl_attr_put_u16(nlh, ONEPIPE_A_UDP_LOCAL_PORT, 5640);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_UDP_UPLINK_ADDR,
+			 inet_addr("10.77.1.1"));
+	mnl_attr_put_u16(nlh, ONEPIPE_A_UDP_UPLINK_PORT, 5641);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_STATE, 1);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_CLOCK, 123456789);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_TX_BARRIER, 123456000);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_RX_BARRIER, 123450000);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_REORDER_DEPTH, 2);
+	nest = mnl_attr_nest_start(nlh, ONEPIPE_A_COUNTERS);
+	for (id = 1; id <= ONEPIPE_C_MAX; id++)
+		mnl_attr_put_u64(nlh, id, id * 10);
+	mnl_attr_put_u64(nlh, 40, 7);	/* from a newer kernel */
+	mnl_attr_nest_end(nlh, nest);
+	mnl_attr_put_u32(nlh, 60, 1);	/* unknown attribute: ignored */
+
+	op_host_parse(nlh, &hi);
+	s = render_host(&hi, false, false);
+	is_str(s,
+	       "host 3 transport udp local 10.77.1.3:5640 uplink 10.77.1.1:5641 state up\n"
+	       "  clock 123456789 tx_barrier 123456000 rx_barrier 123450000 reorder 2\n"
+	       "  counters: tx_msgs 10 tx_scatterings 20 tx_pkts 30 tx_beacons 40 tx_acks 50\n"
+	       "    tx_naks 60 tx_errors 70 rx_pkts 80 rx_beacons 90 rx_msgs 100 rx_late 110\n"
+	       "    rx_noport 120 rx_nobufs 130 rx_bad 140 rx_dup 150 rx_reasm_drop 160\n"
+	       "    acked 170 send_failures 180 link_timeouts 190 counter_40 7\n",
+	       "host show: text, every attribute");
+	ok(max_line(s) <= OUT_TEXT_WIDTH, "host show: text fits in %d columns",
+	   OUT_TEXT_WIDTH);
+	free(s);
+	s = render_host(&hi, true, false);
+	is_str(s,
+	       "{\"host\":3,\"transport\":\"udp\",\"local\":\"10.77.1.3:5640\","
+	       "\"uplink\":\"10.77.1.1:5641\",\"state\":\"up\","
+	       "\"clock\":123456789,\"tx_barrier\":123456000,"
+	       "\"rx_barrier\":123450000,\"reorder_depth\":2,"
+	       "\"counters\":{\"tx_msgs\":10,\"tx_scatterings\":20,"
+	       "\"tx_pkts\":30,\"tx_beacons\":40,\"tx_acks\":50,"
+	       "\"tx_naks\":60,\"tx_errors\":70,\"rx_pkts\":80,"
+	       "\"rx_beacons\":90,\"rx_msgs\":100,\"rx_late\":110,"
+	       "\"rx_noport\":120,\"rx_nobufs\":130,\"rx_bad\":140,"
+	       "\"rx_dup\":150,\"rx_reasm_drop\":160,\"acked\":170,"
+	       "\"send_failures\":180,\"link_timeouts\":190,"
+	       "\"counter_40\":7}}\n",
+	       "host show: JSON, every attribute");
+	free(s);
+}
+
+/* Collect what the code under test writes to stderr. */
+static FILE *stderr_tmp;
+static int stderr_saved = -1;
+
+static void stderr_begin(void)
+{
+	stderr_tmp = tmpfile();
+	stderr_saved = dup(STDERR_FILENO);
+	fflush(stderr);
+	dup2(fileno(stderr_tmp), STDERR_FILENO);
+}
+
+static char *stderr_end(void)
+{
+	char *buf = calloc(1, 1024);
+
+	fflush(stderr);
+	dup2(stderr_saved, STDERR_FILENO);
+	close(stderr_saved);
+	rewind(stderr_tmp);
+	if (fread(buf, 1, 1023, stderr_tmp) == 0)
+		buf[0] = '\0';
+	fclose(stderr_tmp);
+	return buf;
+}
+
+static void test_host_sparse(void)
+{
+	static char buf[4096];
+	struct nlmsghdr *nlh = fake_reply(buf, ONEPIPE_CMD_HOST_GET);
+	struct op_host_info hi;
+	char *s;
+
+	/* Never configured: no id, no addresses, no counters. */
+	mnl_attr_put_u32(nlh, ONEPIPE_A_TRANSPORT, ONEPIPE_TRANSPORT_NONE);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_STATE, 0);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_CLOCK, 5);
+	/* Wrong size (u32 where u64 is due): dropped with a warning. */
+	mnl_attr_put_u32(nlh, ONEPIPE_A_TX_BARRIER, 1);
+	stderr_begin();
+	op_host_parse(nlh, &hi);
+	s = stderr_end();
+	ok(!(hi.present & (1U << ONEPIPE_A_TX_BARRIER)),
+	   "host show: attribute of the wrong size is left out");
+	is_str(s, "onepipe: warning: kernel sent ONEPIPE_A_TX_BARRIER with 4 "
+		  "bytes, expected 8; ignored\n",
+	       "host show: ... and reported on stderr");
+	free(s);
+	s = render_host(&hi, false, false);
+	is_str(s, "transport none state down\n  clock 5\n",
+	       "host show: text, missing attributes omitted");
+	free(s);
+	s = render_host(&hi, true, true);
+	is_str(s, "{\n    \"transport\": \"none\",\n    \"state\": \"down\",\n"
+		  "    \"clock\": 5\n}\n",
+	       "host show: pretty JSON, missing attributes omitted");
+	free(s);
+
+	nlh = fake_reply(buf, ONEPIPE_CMD_HOST_GET);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_HOST_ID, 4294967294U);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_TRANSPORT, 9);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_UDP_UPLINK_ADDR, inet_addr("1.2.3.4"));
+	mnl_attr_put_u32(nlh, ONEPIPE_A_STATE, 7);
+	op_host_parse(nlh, &hi);
+	s = render_host(&hi, false, false);
+	is_str(s, "host 4294967294 transport unknown(9) uplink 1.2.3.4 "
+		  "state unknown(7)\n",
+	       "host show: unknown values, address without port");
+	free(s);
+
+	nlh = fake_reply(buf, ONEPIPE_CMD_HOST_GET);
+	op_host_parse(nlh, &hi);
+	s = render_host(&hi, false, false);
+	is_str(s, "", "host show: empty reply prints nothing in text");
+	free(s);
+	s = render_host(&hi, true, false);
+	is_str(s, "{}\n", "host show: empty reply is {} in JSON");
+	free(s);
+}
+
+static void test_counter_names(void)
+{
+	unsigned int id;
+	bool all = true;
+
+	for (id = 1; id <= ONEPIPE_C_MAX; id++)
+		all &= op_counter_name(id) != NULL;
+	ok(all, "every ONEPIPE_C_* has a name");
+	is_str(op_counter_name(ONEPIPE_C_RX_REASM_DROP), "rx_reasm_drop",
+	       "counter name is the enum name in lower case");
+	ok(!op_counter_name(ONEPIPE_C_MAX + 1), "no name past ONEPIPE_C_MAX");
+}
+
+/* Render a dump of @n nests of @nest_type from @msgs as the tool would. */
+static char *render_dump(struct nlmsghdr **msgs, int n, uint16_t nest_type,
+			 const struct op_attr_spec *spec, unsigned int max,
+			 op_print_fn print, bool json)
+{
+	const struct nlattr *top[ONEPIPE_A_MAX + 1], *tb[16];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct op_out o;
+	int i;
+
+	out_init(&o, f, json, false);
+	out_array_start(&o);
+	for (i = 0; i < n; i++) {
+		op_nl_parse_msg(msgs[i], op_attrs, ONEPIPE_A_MAX, top);
+		op_nl_parse_nest(top[nest_type], spec, max, tb);
+		op_print_item(&o, print, tb);
+	}
+	out_array_end(&o);
+	out_fini(&o);
+	fclose(f);
+	return buf;
+}
+
+static struct nlmsghdr *link_msg(char *buf, uint32_t index, uint32_t state,
+				 uint64_t barrier, uint64_t idle)
+{
+	struct nlmsghdr *nlh = fake_reply(buf, ONEPIPE_CMD_LINK_GET);
+	struct nlattr *nest = mnl_attr_nest_start(nlh, ONEPIPE_A_LINK);
+
+	mnl_attr_put_u32(nlh, ONEPIPE_L_INDEX, index);
+	mnl_attr_put_u32(nlh, ONEPIPE_L_STATE, state);
+	mnl_attr_put_u64(nlh, ONEPIPE_L_BARRIER, barrier);
+	mnl_attr_put_u64(nlh, ONEPIPE_L_IDLE_NS, idle);
+	mnl_attr_nest_end(nlh, nest);
+	return nlh;
+}
+
+static void test_link(void)
+{
+	static char b0[512], b1[512], b2[512];
+	struct nlmsghdr *msgs[3] = {
+		link_msg(b0, 0, ONEPIPE_LINK_LIVE, 1000, 50),
+		link_msg(b1, 1, ONEPIPE_LINK_NEW, 900, 0),
+		link_msg(b2, 2, 5, 0, 2000000),
+	};
+	char *s;
+
+	s = render_dump(msgs, 3, ONEPIPE_A_LINK, op_link_attrs,
+			ONEPIPE_L_MAX, op_link_print, false);
+	is_str(s, "link 0 state live barrier 1000 idle_ns 50\n"
+		  "link 1 state new barrier 900 idle_ns 0\n"
+		  "link 2 state unknown(5) barrier 0 idle_ns 2000000\n",
+	       "link show: text");
+	free(s);
+	msgs[2] = link_msg(b2, 2, ONEPIPE_LINK_DEAD, 0, 2000000);
+	s = render_dump(msgs, 3, ONEPIPE_A_LINK, op_link_attrs,
+			ONEPIPE_L_MAX, op_link_print, true);
+	is_str(s, "[{\"index\":0,\"state\":\"live\",\"barrier\":1000,"
+		  "\"idle_ns\":50},{\"index\":1,\"state\":\"new\","
+		  "\"barrier\":900,\"idle_ns\":0},{\"index\":2,"
+		  "\"state\":\"dead\",\"barrier\":0,\"idle_ns\":2000000}]\n",
+	       "link show: JSON array");
+	free(s);
+	s = render_dump(msgs, 0, ONEPIPE_A_LINK, op_link_attrs,
+			ONEPIPE_L_MAX, op_link_print, true);
+	is_str(s, "[]\n", "link show: empty dump is [] in JSON");
+	free(s);
+	s = render_dump(msgs, 0, ONEPIPE_A_LINK, op_link_attrs,
+			ONEPIPE_L_MAX, op_link_print, false);
+	is_str(s, "", "link show: empty dump prints nothing in text");
+	free(s);
+}
+
+static struct nlmsghdr *sock_msg(char *buf, uint16_t port, uint32_t type,
+				 uint8_t ordered)
+{
+	struct nlmsghdr *nlh = fake_reply(buf, ONEPIPE_CMD_SOCK_GET);
+	struct nlattr *nest = mnl_attr_nest_start(nlh, ONEPIPE_A_SOCK);
+
+	mnl_attr_put_u16(nlh, ONEPIPE_S_PORT, port);
+	mnl_attr_put_u32(nlh, ONEPIPE_S_TYPE, type);
+	mnl_attr_put_u32(nlh, ONEPIPE_S_RX_QUEUED, 100);
+	mnl_attr_put_u32(nlh, ONEPIPE_S_TX_QUEUED, 200);
+	mnl_attr_put_u8(nlh, ONEPIPE_S_ORDERED, ordered);
+	mnl_attr_put_u64(nlh, ONEPIPE_S_INODE, 4242);
+	mnl_attr_nest_end(nlh, nest);
+	return nlh;
+}
+
+static void test_sock(void)
+{
+	static char b0[512], b1[512];
+	struct nlmsghdr *msgs[2] = {
+		sock_msg(b0, 32768, SOCK_DGRAM, 1),
+		sock_msg(b1, 7, SOCK_RDM, 0),
+	};
+	char *s;
+
+	s = render_dump(msgs, 2, ONEPIPE_A_SOCK, op_sock_attrs,
+			ONEPIPE_S_MAX, op_sock_print, false);
+	is_str(s, "sock 32768 type dgram ordered on rx_queued 100 "
+		  "tx_queued 200 inode 4242\n"
+		  "sock 7 type rdm ordered off rx_queued 100 tx_queued 200 "
+		  "inode 4242\n",
+	       "sock show: text");
+	free(s);
+	s = render_dump(msgs, 2, ONEPIPE_A_SOCK, op_sock_attrs,
+			ONEPIPE_S_MAX, op_sock_print, true);
+	is_str(s, "[{\"port\":32768,\"type\":\"dgram\",\"ordered\":true,"
+		  "\"rx_queued\":100,\"tx_queued\":200,\"inode\":4242},"
+		  "{\"port\":7,\"type\":\"rdm\",\"ordered\":false,"
+		  "\"rx_queued\":100,\"tx_queued\":200,\"inode\":4242}]\n",
+	       "sock show: JSON array");
+	free(s);
+}
+
+/*
+ * An NLMSG_ERROR answering nl->req, as the kernel builds it: the request's
+ * header (or all of it unless @capped), then extended-ack TLVs.
+ */
+static struct nlmsghdr *fake_error(char *buf, const struct op_nl *nl,
+				   int error, bool capped, bool tlvs)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct nlmsgerr *e;
+
+	nlh->nlmsg_type = NLMSG_ERROR;
+	nlh->nlmsg_flags = (capped ? NLM_F_CAPPED : 0) |
+			   (tlvs ? NLM_F_ACK_TLVS : 0);
+	e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+	e->error = error;
+	e->msg = *nl->req;
+	if (!capped) {
+		size_t len = mnl_nlmsg_get_payload_len(nl->req);
+
+		memcpy(mnl_nlmsg_put_extra_header(nlh, len),
+		       mnl_nlmsg_get_payload(nl->req), len);
+	}
+	return nlh;
+}
+
+static void test_extack(void)
+{
+	static struct op_nl nl;
+	static char buf[1024];
+	struct nlmsghdr *req, *nlh;
+	struct nlattr *uplink;
+	struct in_addr addr = { 0 };
+	bool capped;
+	char *s;
+
+	nl.family = 0x1234;
+	req = op_nl_request(&nl, ONEPIPE_CMD_HOST_SET, NLM_F_ACK);
+	mnl_attr_put_u32(req, ONEPIPE_A_HOST_ID, 1);
+	uplink = mnl_nlmsg_get_payload_tail(req);
+	mnl_attr_put(req, ONEPIPE_A_UDP_UPLINK_ADDR, 4, &addr);
+	nl.req = req;
+
+	for (capped = false; ; capped = true) {
+		nlh = fake_error(buf, &nl, -ENETUNREACH, capped, true);
+		mnl_attr_put_strz(nlh, NLMSGERR_ATTR_MSG,
+				  "no route to the uplink");
+		mnl_attr_put_u32(nlh, NLMSGERR_ATTR_OFFS,
+				 (char *)uplink - (char *)req);
+		ok(op_nl_ack(&nl, nlh) == -ENETUNREACH &&
+		   !strcmp(nl.ext_msg, "no route to the uplink") &&
+		   nl.ext_offs_type == ONEPIPE_A_UDP_UPLINK_ADDR &&
+		   nl.ext_miss_type == -1,
+		   "extack: message and offending attribute (%s)",
+		   capped ? "capped" : "whole request echoed");
+		if (capped)
+			break;
+	}
+	stderr_begin();
+	op_nl_perror(&nl, "host set", -ENETUNREACH);
+	s = stderr_end();
+	is_str(s, "onepipe: host set: no route to the uplink: Network is "
+		  "unreachable (attribute \"uplink\": "
+		  "ONEPIPE_A_UDP_UPLINK_ADDR)\n",
+	       "extack: error line names message, errno and attribute");
+	free(s);
+
+	nlh = fake_error(buf, &nl, -EINVAL, true, true);
+	mnl_attr_put_u32(nlh, NLMSGERR_ATTR_MISS_TYPE,
+			 ONEPIPE_A_UDP_UPLINK_ADDR);
+	ok(op_nl_ack(&nl, nlh) == -EINVAL && !nl.ext_msg[0] &&
+	   nl.ext_miss_type == ONEPIPE_A_UDP_UPLINK_ADDR,
+	   "extack: missing attribute");
+	stderr_begin();
+	op_nl_perror(&nl, "host set", -EINVAL);
+	s = stderr_end();
+	is_str(s, "onepipe: host set: Invalid argument (missing \"uplink\": "
+		  "ONEPIPE_A_UDP_UPLINK_ADDR)\n",
+	       "extack: error line names the missing attribute");
+	free(s);
+
+	nlh = fake_error(buf, &nl, -EPERM, true, false);
+	mnl_attr_put_strz(nlh, NLMSGERR_ATTR_MSG, "not flagged");
+	ok(op_nl_ack(&nl, nlh) == -EPERM && !nl.ext_msg[0],
+	   "extack: TLVs ignored without NLM_F_ACK_TLVS");
+	nlh = fake_error(buf, &nl, 0, true, false);
+	ok(op_nl_ack(&nl, nlh) == 0, "extack: plain ack is success");
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = NLMSG_ERROR;
+	ok(op_nl_ack(&nl, nlh) == -EBADMSG, "extack: truncated error");
+}
+
+int main(void)
+{
+	test_matches();
+	test_numbers();
+	test_host_id();
+	test_port();
+	test_udp_addr();
+	test_host_set();
+	test_json();
+	test_host_full();
+	test_host_sparse();
+	test_counter_names();
+	test_link();
+	test_sock();
+	test_extack();
+	printf("1..%d\n", tests);
+	if (failures)
+		printf("# %d of %d tests failed\n", failures, tests);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared declarations of the onepipe tool: global options, the per-object
+ * entry points, and the parse/print halves of each object that the unit
+ * tests drive without a kernel.
+ */
+#ifndef ONEPIPE_TOOL_H
+#define ONEPIPE_TOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <netinet/in.h>
+#include <libmnl/libmnl.h>
+#include <linux/onepipe.h>
+
+#include "nl.h"
+#include "out.h"
+
+#ifndef OP_TOOL_VERSION
+#define OP_TOOL_VERSION	"1.0"
+#endif
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* Global options. */
+struct op_ctx {
+	bool json;
+	bool pretty;
+	FILE *out;
+};
+
+/* Entry points: @argv starts at the command after the object. */
+int do_host(struct op_ctx *ctx, int argc, char **argv);
+int do_link(struct op_ctx *ctx, int argc, char **argv);
+int do_sock(struct op_ctx *ctx, int argc, char **argv);
+
+/* Usage of each object, for "OBJECT help" (stdout) and errors. */
+void host_usage(FILE *f);
+void link_usage(FILE *f);
+void sock_usage(FILE *f);
+
+/*
+ * Report a command-line error as "onepipe: ..." plus a pointer to
+ * "onepipe OBJECT help", and return the exit status (1).
+ */
+int op_usage_error(const char *object, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* "OBJECT CMD: unexpected argument "ARG"", for commands without any. */
+int op_unexpected_arg(const char *object, const char *cmd, const char *arg);
+
+/*
+ * Dump @cmd and print the @nest attribute of every reply with @print:
+ * one line each in text, a JSON array of objects otherwise.
+ */
+typedef void (*op_print_fn)(struct op_out *o, const struct nlattr **tb);
+int op_dump(struct op_ctx *ctx, uint8_t cmd, uint16_t nest,
+	    const struct op_attr_spec *spec, unsigned int max,
+	    op_print_fn print, const char *what);
+/* One dumped item: a line of text or a JSON object. */
+void op_print_item(struct op_out *o, op_print_fn print,
+		   const struct nlattr **tb);
+
+/* Everything ONEPIPE_CMD_HOST_GET can report, decoded. */
+#define OP_MAX_COUNTERS	64
+struct op_host_info {
+	uint32_t present;		/* bit (1 << ONEPIPE_A_*) */
+	uint32_t host_id;
+	uint32_t transport;
+	struct in_addr local_addr;
+	uint16_t local_port;
+	struct in_addr uplink_addr;
+	uint16_t uplink_port;
+	uint32_t state;
+	uint64_t clock;
+	uint64_t tx_barrier;
+	uint64_t rx_barrier;
+	uint32_t reorder_depth;
+	uint64_t counters_present;	/* bit (1ULL << ONEPIPE_C_*) */
+	uint64_t counters[OP_MAX_COUNTERS];
+};
+
+void op_host_parse(const struct nlmsghdr *nlh, struct op_host_info *hi);
+void op_host_print(struct op_out *o, const struct op_host_info *hi);
+/* "tx_msgs" for ONEPIPE_C_TX_MSGS; NULL if unknown. */
+const char *op_counter_name(unsigned int id);
+
+/* One ONEPIPE_A_LINK / ONEPIPE_A_SOCK nest, parsed with these specs. */
+extern const struct op_attr_spec op_link_attrs[ONEPIPE_L_MAX + 1];
+extern const struct op_attr_spec op_sock_attrs[ONEPIPE_S_MAX + 1];
+void op_link_print(struct op_out *o, const struct nlattr **tb);
+void op_sock_print(struct op_out *o, const struct nlattr **tb);
+
+#endif /* ONEPIPE_TOOL_H */
