@@ -84,11 +84,16 @@ bool op_agg_update(struct op_agg *a, const struct op_link *links,
 			a->counted &= ~bit;
 			continue;
 		}
-		if (!(a->counted & bit)) {
-			if (a->valid && op_ts_before(l->reg, a->out))
-				continue;
-			a->counted |= bit;
+		if (a->valid && op_ts_before(l->reg, a->out)) {
+			/*
+			 * Not yet at the output (new-link rule).  A counted
+			 * link can only be here if it died and came back
+			 * between two updates: it is new again.
+			 */
+			a->counted &= ~bit;
+			continue;
 		}
+		a->counted |= bit;
 		min = any ? op_ts_min(min, l->reg) : l->reg;
 		any = true;
 	}

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Encode and parse the 1Pipe packet header.  Parsing is strict: anything a
- * sender of this version would not produce is refused, so garbage on the
- * wire is counted and dropped before it reaches protocol state.
+ * Encode and parse the 1Pipe packet header.  Parsing refuses every field
+ * value the protocol state could trip over (unknown types and flags,
+ * timestamps beyond 48 bits, impossible fragment and length fields), so
+ * garbage on the wire is counted and dropped before it reaches that
+ * state.  Fields a type does not use are not checked.
  */
 #include "wire.h"
 #include "ts.h"
@@ -108,7 +110,7 @@ int op_hdr_decode(struct op_hdr *h, const u8 *buf, size_t len)
 		if (!h->frag_cnt || h->frag_cnt > OP_MAX_FRAGS ||
 		    h->frag_idx >= h->frag_cnt)
 			return OP_PARSE_FIELD;
-		if (h->aux > 65536 || payload > h->aux)
+		if (h->aux > OP_MAX_MSG || payload > h->aux)
 			return OP_PARSE_FIELD;
 		if (h->frag_cnt == 1 && payload != h->aux)
 			return OP_PARSE_FIELD;

@@ -47,6 +47,9 @@ enum op_nak_code {
 	OP_NAK_NOBUFS = 4,
 };
 
+/* Largest message (ONEPIPE_MAX_MSG in the uapi header). */
+#define OP_MAX_MSG	65536
+
 /* Most fragments one message may be cut into. */
 #define OP_MAX_FRAGS	1024
 

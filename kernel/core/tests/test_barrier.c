@@ -122,7 +122,8 @@ static void test_agg_basic(void)
 	op_link_heard(&links[0], 300, 0);
 	op_link_heard(&links[1], 100, 0);
 	op_link_heard(&links[2], 200, 0);
-	ok(op_agg_update(&a, links, 8) && a.valid, "first update makes it valid");
+	ok(op_agg_update(&a, links, 8) && a.valid,
+	   "first update makes it valid");
 	is_u64(a.out, 100, "output is the min of the members");
 	is_u64(a.counted, BIT(0) | BIT(1) | BIT(2),
 	       "first update counts every heard member");
@@ -314,7 +315,7 @@ static void test_wrap(void)
 struct rstate {
 	struct op_link links[RL];
 	struct op_agg groups[RG];
-	u64 val[RL];		/* each link's own barrier, before delivery */
+	u64 val[RL];		/* each link's own barrier */
 	bool silent[RL];
 	unsigned int bad_mono, bad_ret, bad_counted, bad_min, bad_state;
 	unsigned int moves, news, deaths;
@@ -418,7 +419,7 @@ static void test_random(unsigned int seed)
 	ok(!s->bad_min, "random %u: output == min of counted registers (%u bad)",
 	   seed, s->bad_min);
 	ok(!s->bad_state,
-	   "random %u: link states agree (%u deaths, %u new sightings)",
+	   "random %u: link states agree (%u deaths, %u checks of a new link)",
 	   seed, s->deaths, s->news);
 	ok(s->deaths > 10 && s->news > 10,
 	   "random %u: the run exercised deaths and new links", seed);

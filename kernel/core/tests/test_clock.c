@@ -165,26 +165,30 @@ static void test_random_walk(unsigned int seed)
 		case 0 ... 4:
 			v = op_clock_stamp(&c, now);
 			bad_range += v > OP_TS_MASK;
-			bad_stamp += (stamped && !op_ts_after(v, last_stamp)) ||
-				     (barriered && op_ts_before(v, max_barrier)) ||
-				     (seen && !op_ts_after(v, max_seen)) ||
-				     op_ts_before(v, now);
+			bad_stamp +=
+				(stamped && !op_ts_after(v, last_stamp)) ||
+				(barriered && op_ts_before(v, max_barrier)) ||
+				(seen && !op_ts_after(v, max_seen)) ||
+				op_ts_before(v, now);
 			last_stamp = v;
 			stamped = true;
 			break;
 		case 5 ... 7:
 			v = op_clock_barrier(&c, now);
 			bad_range += v > OP_TS_MASK;
-			bad_barrier += (barriered && op_ts_before(v, max_barrier)) ||
-				       (stamped && !op_ts_after(v, last_stamp)) ||
-				       (seen && !op_ts_after(v, max_seen)) ||
-				       op_ts_before(v, now);
+			bad_barrier +=
+				(barriered && op_ts_before(v, max_barrier)) ||
+				(stamped && !op_ts_after(v, last_stamp)) ||
+				(seen && !op_ts_after(v, max_seen)) ||
+				op_ts_before(v, now);
 			max_barrier = barriered ? op_ts_max(max_barrier, v) : v;
 			barriered = true;
 			break;
 		default:
-			/* a message stamped by someone with a slightly
-			 * different clock, possibly ahead of ours */
+			/*
+			 * a message stamped by someone with a slightly
+			 * different clock, possibly ahead of ours
+			 */
 			v = op_ts_add(now, tap_range(&r, -5000, 5000));
 			op_clock_observe(&c, v);
 			max_seen = seen ? op_ts_max(max_seen, v) : v;

@@ -13,8 +13,9 @@
 #include "tap.h"
 #include "pq.h"
 
-#define TS_BASE		(OP_TS_MASK - 999)	/* ts offsets 0..1999 wrap */
-#define SEQ_BASE	0xffffff00u		/* seq offsets 0..511 wrap */
+/* ts offsets 0..1999 and seq offsets 0..511 both cross their wrap */
+#define TS_BASE		(OP_TS_MASK - 999)
+#define SEQ_BASE	0xffffff00u
 
 struct item {
 	struct op_pq_node node;
@@ -26,7 +27,8 @@ struct item {
 static const u32 hosts[] = { 1, 2, 0x7fffffff, 0x80000000, 0xffffffff };
 static const u16 ports[] = { 1, 2, 0x7fff, 0x8000, 0xffff };
 
-#define ITEM(n)	((struct item *)((char *)(n) - offsetof(struct item, node)))
+#define ITEM(n)	\
+	((struct item *)((char *)(n) - offsetof(struct item, node)))
 
 static void set_key(struct item *it, u64 lin_ts, u32 host, u16 port,
 		    u32 lin_seq)
@@ -139,7 +141,8 @@ static void test_cmp(void)
 	for (i = 0; i < 200000; i++) {
 		random_key(&r, &a, KEYS_RANDOM, 0, 1);
 		random_key(&r, &b, KEYS_RANDOM, 0, 1);
-		if (i & 1)	/* often share the ts, to reach later fields */
+		/* often share the ts, to reach the later fields */
+		if (i & 1)
 			set_key(&b, a.lin_ts, b.node.src_host,
 				b.node.src_port, b.lin_seq);
 		bad += sign(op_pq_cmp(&a.node, &b.node)) != ref_cmp(&a, &b);

@@ -19,7 +19,8 @@ static void test_mask(void)
 
 static void test_plain_order(void)
 {
-	ok(op_ts_before(1, 2) && !op_ts_before(2, 1), "1 is before 2, not after");
+	ok(op_ts_before(1, 2) && !op_ts_before(2, 1),
+	   "1 is before 2, not after");
 	ok(op_ts_after(2, 1) && !op_ts_after(1, 2), "2 is after 1, not before");
 	ok(!op_ts_before(5, 5) && !op_ts_after(5, 5) && op_ts_diff(5, 5) == 0,
 	   "equal timestamps are neither before nor after each other");

@@ -95,16 +95,18 @@ static void expect(const struct op_hdr *h, size_t payload, int want,
 static void test_layout(void)
 {
 	static const u8 want[OP_HDR_LEN] = {
-		0x01, 0x01, 0x03, 0x00,				/* ver type flags code */
-		0x0a, 0x0b, 0x0c, 0x0d,				/* src_host */
-		0x01, 0x02, 0x03, 0x04,				/* dst_host */
-		0x12, 0x34, 0x56, 0x78,				/* ports */
-		0x00, 0x00, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc,	/* ts */
-		0x00, 0x00, 0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54,	/* barrier */
-		0x00, 0x00, 0x11, 0x11, 0x22, 0x22, 0x33, 0x33,	/* commit */
-		0xde, 0xad, 0xbe, 0xef,				/* seq */
-		0x00, 0x00, 0x00, 0x64,				/* aux */
-		0x00, 0x02, 0x00, 0x03,				/* frag idx, cnt */
+		/* version, type, flags, code */
+		0x01, 0x01, 0x03, 0x00,
+		/* src_host, dst_host, src_port, dst_port */
+		0x0a, 0x0b, 0x0c, 0x0d, 0x01, 0x02, 0x03, 0x04,
+		0x12, 0x34, 0x56, 0x78,
+		/* ts, barrier, commit */
+		0x00, 0x00, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc,
+		0x00, 0x00, 0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54,
+		0x00, 0x00, 0x11, 0x11, 0x22, 0x22, 0x33, 0x33,
+		/* seq, aux, frag_idx, frag_cnt */
+		0xde, 0xad, 0xbe, 0xef, 0x00, 0x00, 0x00, 0x64,
+		0x00, 0x02, 0x00, 0x03,
 	};
 	struct op_hdr h = data_hdr();
 	u8 buf[OP_HDR_LEN + 4];
@@ -213,6 +215,22 @@ static void test_short(void)
 	ok(!bad, "every length 0..51 is OP_PARSE_SHORT (%u bad)", bad);
 }
 
+/*
+ * The kernel pulls only the header into the linear skb area and passes
+ * skb->len: decode must never look at payload bytes.  The buffer here
+ * holds exactly OP_HDR_LEN bytes while @len claims a payload.
+ */
+static void test_header_only(void)
+{
+	struct op_hdr h = data_hdr(), out;
+	u8 *buf = build(&h, 0);
+
+	ok(op_hdr_decode(&out, buf, OP_HDR_LEN + h.aux) == OP_PARSE_OK &&
+	   hdr_eq(&h, &out),
+	   "decode reads only the header, never the payload");
+	free(buf);
+}
+
 static void test_version(void)
 {
 	static const u8 versions[] = { 0, 2, 0x81, 0xff };
@@ -274,7 +292,8 @@ static void test_ts_fields(void)
 			u64 *field;
 
 			h = ctl_hdr(OP_PKT_BEACON);
-			field = f == 0 ? &h.ts : f == 1 ? &h.barrier : &h.commit;
+			field = f == 0 ? &h.ts :
+				f == 1 ? &h.barrier : &h.commit;
 			*field = bad_vals[i];
 			snprintf(desc, sizeof(desc),
 				 "%s 0x%llx with bits above 48 is refused",
@@ -445,6 +464,7 @@ int main(void)
 	test_layout();
 	test_round_trips();
 	test_short();
+	test_header_only();
 	test_version();
 	test_type_flags();
 	test_ts_fields();
