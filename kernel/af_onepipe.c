@@ -608,6 +608,7 @@ static int __init onepipe_init(void)
 	BUILD_BUG_ON(sizeof(struct op_msg_cb) > sizeof_field(struct sk_buff, cb));
 	BUILD_BUG_ON(sizeof(struct op_err_cb) > sizeof_field(struct sk_buff, cb));
 	BUILD_BUG_ON(offsetofend(struct op_rx_cb, dst_port) > 44);
+	BUILD_BUG_ON(OP_MAX_MSG != ONEPIPE_MAX_MSG);
 
 	err = proto_register(&op_proto, 1);
 	if (err)
