@@ -57,20 +57,29 @@ u64 op_links_expire(struct op_link *links, unsigned int n, u64 now,
 }
 
 /**
- * op_agg_update() - recompute an output group's barrier
+ * op_agg_update_slack() - recompute an output group's barrier
  * @a: the group
  * @links: link array the group's mask indexes
  * @n: number of links
+ * @slack: how far (ns) below the output a link may be and still count
  *
- * Dead links leave the minimum; heard links that are not counted join it
- * once their register is at or above the output barrier.
+ * Dead links leave the minimum; heard links join it once their register
+ * is at or above the output barrier (the new-link rule).
+ *
+ * @slack relaxes that rule for links whose barrier is late by
+ * construction: seen from a ToR, the spine's barrier is a minimum over
+ * the ToR's own barriers of an interval or two ago, so it never reaches
+ * the ToR's current output and would never be counted.  A link at most
+ * @slack below the output is counted as if it sat exactly at the output:
+ * the output holds still until the link really catches up, and still
+ * never goes backwards.  0 is the strict rule.
  *
  * Return: true if the output barrier moved.
  */
-bool op_agg_update(struct op_agg *a, const struct op_link *links,
-		   unsigned int n)
+bool op_agg_update_slack(struct op_agg *a, const struct op_link *links,
+			 unsigned int n, u64 slack)
 {
-	u64 min = 0, old = a->out;
+	u64 min = 0, old = a->out, reg;
 	bool any = false;
 	unsigned int i;
 
@@ -84,17 +93,21 @@ bool op_agg_update(struct op_agg *a, const struct op_link *links,
 			a->counted &= ~bit;
 			continue;
 		}
-		if (a->valid && op_ts_before(l->reg, a->out)) {
+		reg = l->reg;
+		if (a->valid && op_ts_before(reg, a->out)) {
 			/*
-			 * Not yet at the output (new-link rule).  A counted
-			 * link can only be here if it died and came back
-			 * between two updates: it is new again.
+			 * Below the output: a new link, or a counted one that
+			 * died and came back between two updates, or one
+			 * admitted within @slack that has not caught up yet.
 			 */
-			a->counted &= ~bit;
-			continue;
+			if (op_ts_diff(a->out, reg) > (s64)slack) {
+				a->counted &= ~bit;
+				continue;
+			}
+			reg = a->out;
 		}
 		a->counted |= bit;
-		min = any ? op_ts_min(min, l->reg) : l->reg;
+		min = any ? op_ts_min(min, reg) : reg;
 		any = true;
 	}
 	if (!any)

@@ -10,7 +10,9 @@
  *    minimum (a failed or idle-and-broken neighbour must not stall the
  *    fabric); it comes back as a new link when heard again;
  *  - a new link is counted only once its register has reached the
- *    output barrier, so an output barrier never goes backwards.
+ *    output barrier, so an output barrier never goes backwards (switches
+ *    relax this for links that lag by construction, see
+ *    op_agg_update_slack()).
  *
  * A switch feeds each output from a set of links (with up-down routing an
  * upward output only aggregates downward-facing inputs, which keeps the
@@ -56,8 +58,15 @@ struct op_agg {
 void op_link_heard(struct op_link *l, u64 barrier, u64 now);
 u64 op_links_expire(struct op_link *links, unsigned int n, u64 now,
 		    u64 timeout);
-bool op_agg_update(struct op_agg *a, const struct op_link *links,
-		   unsigned int n);
+bool op_agg_update_slack(struct op_agg *a, const struct op_link *links,
+			 unsigned int n, u64 slack);
+
+/* op_agg_update_slack() with the paper's strict new-link rule. */
+static inline bool op_agg_update(struct op_agg *a, const struct op_link *links,
+				 unsigned int n)
+{
+	return op_agg_update_slack(a, links, n, 0);
+}
 int op_agg_link_state(const struct op_agg *a, const struct op_link *links,
 		      unsigned int i);
 

@@ -426,6 +426,53 @@ static void test_random(unsigned int seed)
 	free(s);
 }
 
+/*
+ * Admission slack: a link that lags by construction (the spine seen from
+ * a ToR) is counted at once if within the slack, holds the output still
+ * until it catches up, and never pulls it back.
+ */
+static void test_slack(void)
+{
+	struct op_link links[2];
+	struct op_agg a;
+
+	memset(links, 0, sizeof(links));
+	memset(&a, 0, sizeof(a));
+	a.members = BIT(0) | BIT(1);
+	op_link_heard(&links[0], 1000, 0);
+	op_agg_update_slack(&a, links, 2, 50);
+	is_u64(a.out, 1000, "slack: output from the first link");
+
+	op_link_heard(&links[1], 960, 0);
+	op_link_heard(&links[0], 1100, 1);
+	op_agg_update_slack(&a, links, 2, 50);
+	ok(a.counted == (BIT(0) | BIT(1)) && a.out == 1000,
+	   "slack: a link 40 below the output is counted and holds it still");
+	op_agg_update(&a, links, 2);
+	ok(a.counted == BIT(0) && a.out == 1100,
+	   "slack 0 is the strict rule: the lagging link is not counted");
+
+	memset(&a, 0, sizeof(a));
+	a.members = BIT(0) | BIT(1);
+	op_agg_update_slack(&a, links, 2, 0);
+	op_link_heard(&links[1], 1040, 2);
+	op_agg_update_slack(&a, links, 2, 100);
+	ok(a.counted == (BIT(0) | BIT(1)) && a.out == 1040,
+	   "slack: output follows the lagging link once it is counted");
+	op_link_heard(&links[1], 1500, 3);
+	op_agg_update_slack(&a, links, 2, 100);
+	is_u64(a.out, 1100, "slack: min over both once the lagging link passes");
+
+	memset(&a, 0, sizeof(a));
+	a.members = BIT(0) | BIT(1);
+	links[1].heard = false;
+	op_agg_update_slack(&a, links, 2, 0);
+	op_link_heard(&links[1], 900, 4);
+	op_agg_update_slack(&a, links, 2, 100);
+	ok(a.counted == BIT(0) && a.out == 1100,
+	   "slack: a link further behind than the slack still waits");
+}
+
 int main(void)
 {
 	test_link_register();
@@ -437,6 +484,7 @@ int main(void)
 	test_dead_removal();
 	test_up_down();
 	test_wrap();
+	test_slack();
 	test_random(1);
 	test_random(777);
 	return tap_done();

@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The 1Pipe switch state machine; see switch_logic.h.  The barrier rules
+ * themselves (registers, timeout removal, the new-link rule) come from the
+ * protocol core, kernel/core/barrier.c.
+ */
+#include <string.h>
+
+#include "switch_logic.h"
+
+/**
+ * sw_init() - reset a switch to no ports
+ * @sw: the switch
+ * @timeout: silence in ns after which an input link is removed
+ * @admit_slack: how far (ns) below a group's barrier a new link may be and
+ *	still join it at once; see sw_groups_update()
+ */
+void sw_init(struct sw *sw, u64 timeout, u64 admit_slack)
+{
+	memset(sw, 0, sizeof(*sw));
+	sw->timeout = timeout;
+	sw->admit_slack = admit_slack;
+}
+
+/* Parse a decimal host id >= 1 at *s, advance *s past it. */
+static int parse_host_id(const char **s, u32 *id)
+{
+	const char *p = *s;
+	u64 v = 0;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	while (*p >= '0' && *p <= '9') {
+		v = v * 10 + (u64)(*p - '0');
+		if (v > 0xffffffffULL)
+			return -1;
+		p++;
+	}
+	if (!v)
+		return -1;
+	*id = (u32)v;
+	*s = p;
+	return 0;
+}
+
+/**
+ * sw_parse_hosts() - parse a host list such as "1-4+7"
+ * @s: '+'-separated ids or inclusive ranges lo-hi, ids >= 1
+ * @r: ranges out
+ * @max: room in @r
+ *
+ * Return: number of ranges, or -1 if @s is malformed or too long.
+ */
+int sw_parse_hosts(const char *s, struct sw_range *r, unsigned int max)
+{
+	unsigned int n = 0;
+
+	for (;;) {
+		u32 lo, hi;
+
+		if (parse_host_id(&s, &lo))
+			return -1;
+		hi = lo;
+		if (*s == '-') {
+			s++;
+			if (parse_host_id(&s, &hi) || hi < lo)
+				return -1;
+		}
+		if (n == max)
+			return -1;
+		r[n].lo = lo;
+		r[n].hi = hi;
+		n++;
+		if (!*s)
+			return (int)n;
+		if (*s++ != '+')
+			return -1;
+	}
+}
+
+/* Names go into JSON and shell scripts unquoted: keep them plain. */
+bool sw_valid_name(const char *name)
+{
+	size_t i, len = strlen(name);
+
+	if (!len || len >= SW_NAME_LEN)
+		return false;
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/**
+ * sw_add_port() - append a port
+ * @sw: the switch
+ * @name: unique port name
+ * @role: SW_ROLE_DOWN or SW_ROLE_UP
+ * @hosts: host ids reachable through the port (may be NULL)
+ * @nhosts: entries in @hosts
+ *
+ * Return: the port's index, or -1 if the table is full, the name is bad
+ * or taken, or there are too many host ranges.
+ */
+int sw_add_port(struct sw *sw, const char *name, enum sw_role role,
+		const struct sw_range *hosts, unsigned int nhosts)
+{
+	unsigned int i = sw->nports;
+	struct sw_port *p;
+	u64 bit;
+
+	if (i >= SW_MAX_PORTS || nhosts > SW_MAX_RANGES ||
+	    (role != SW_ROLE_DOWN && role != SW_ROLE_UP) ||
+	    !sw_valid_name(name) || sw_find_port(sw, name) >= 0)
+		return -1;
+	p = &sw->ports[i];
+	bit = (u64)1 << i;
+	memset(p, 0, sizeof(*p));
+	memset(&sw->links[i], 0, sizeof(sw->links[i]));
+	strcpy(p->name, name);
+	p->role = role;
+	if (nhosts)
+		memcpy(p->hosts, hosts, nhosts * sizeof(*hosts));
+	p->nhosts = nhosts;
+	sw->groups[SW_G_ALL].members |= bit;
+	if (role == SW_ROLE_DOWN)
+		sw->groups[SW_G_DOWNIN].members |= bit;
+	sw->nports++;
+	return (int)i;
+}
+
+int sw_find_port(const struct sw *sw, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < sw->nports; i++)
+		if (!strcmp(sw->ports[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/**
+ * sw_flow_hash() - hash that spreads flows over several up ports
+ * @src_host: source host id
+ * @dst_host: destination host id
+ *
+ * CRC-32 (IEEE 802.3, as zlib) of the two ids in big-endian order, which
+ * P4 targets compute natively.  One flow always hashes alike, so it stays
+ * on one path and therefore FIFO.
+ *
+ * Return: the hash.
+ */
+u32 sw_flow_hash(u32 src_host, u32 dst_host)
+{
+	u8 b[8] = {
+		src_host >> 24, src_host >> 16, src_host >> 8, src_host,
+		dst_host >> 24, dst_host >> 16, dst_host >> 8, dst_host,
+	};
+	u32 crc = 0xffffffff;
+	unsigned int i, k;
+
+	for (i = 0; i < sizeof(b); i++) {
+		crc ^= b[i];
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320 & (0u - (crc & 1)));
+	}
+	return ~crc;
+}
+
+static bool port_has_host(const struct sw_port *p, u32 host)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nhosts; i++)
+		if (host >= p->hosts[i].lo && host <= p->hosts[i].hi)
+			return true;
+	return false;
+}
+
+/**
+ * sw_route() - output port for a packet
+ * @sw: the switch
+ * @in: input port
+ * @src_host: source host id
+ * @dst_host: destination host id
+ *
+ * The first port whose host list holds @dst_host wins; otherwise an up
+ * port chosen by sw_flow_hash().  A packet that came down from an up port
+ * is never sent up again: that would be a valley in up-down routing, and
+ * the up group's barrier does not cover inputs from up ports.
+ *
+ * Return: port index, or -1 if there is no route.
+ */
+int sw_route(const struct sw *sw, unsigned int in, u32 src_host,
+	     u32 dst_host)
+{
+	unsigned int i, nup = 0, pick;
+
+	for (i = 0; i < sw->nports; i++)
+		if (port_has_host(&sw->ports[i], dst_host))
+			return (int)i;
+	if (sw->ports[in].role == SW_ROLE_UP)
+		return -1;
+	for (i = 0; i < sw->nports; i++)
+		nup += sw->ports[i].role == SW_ROLE_UP;
+	if (!nup)
+		return -1;
+	pick = sw_flow_hash(src_host, dst_host) % nup;
+	for (i = 0; i < sw->nports; i++) {
+		if (sw->ports[i].role != SW_ROLE_UP)
+			continue;
+		if (!pick--)
+			return (int)i;
+	}
+	return -1;
+}
+
+enum sw_group sw_port_group(const struct sw *sw, unsigned int port)
+{
+	return sw->ports[port].role == SW_ROLE_UP ? SW_G_DOWNIN : SW_G_ALL;
+}
+
+/* Recompute both output groups from the registers. */
+void sw_groups_update(struct sw *sw)
+{
+	unsigned int g;
+
+	/* Admission slack: see op_agg_update_slack(). */
+	for (g = 0; g < SW_NGROUPS; g++)
+		op_agg_update_slack(&sw->groups[g], sw->links, sw->nports,
+				    sw->admit_slack);
+}
+
+/* Record what a packet tells about its input link. */
+static void sw_hear(struct sw *sw, unsigned int in, const struct op_hdr *h,
+		    u64 now)
+{
+	struct op_link *l = &sw->links[in];
+
+	if (!(h->flags & OP_F_NOBARRIER)) {
+		op_link_heard(l, h->barrier, now);
+		return;
+	}
+	/*
+	 * No barrier: the peer is alive, but there is nothing to put in
+	 * the register.  A link never heard or dead stays out of the min.
+	 */
+	if (l->heard && !l->dead)
+		l->last_heard = now;
+}
+
+/**
+ * sw_rx() - process one received datagram
+ * @sw: the switch
+ * @in: input port (the I/O layer identified it by source address)
+ * @pkt: the datagram; rewritten in place when forwarded
+ * @len: its length
+ * @now: local monotonic time in ns
+ * @out: output port when SW_FORWARD is returned
+ *
+ * A forwarded packet carries its output group's barrier, or
+ * OP_F_NOBARRIER (and a zero barrier) while the group has none yet.
+ * Nothing but the flags byte and the barrier field is touched.
+ *
+ * Return: what to do with the packet.
+ */
+enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
+		      u64 now, unsigned int *out)
+{
+	struct sw_port *p = &sw->ports[in];
+	const struct op_agg *a;
+	struct op_hdr h;
+	int o;
+
+	p->rx_pkts++;
+	if (op_hdr_decode(&h, pkt, len) != OP_PARSE_OK) {
+		sw->rx_bad++;
+		p->drops++;
+		return SW_DROP_BAD;
+	}
+	sw_hear(sw, in, &h, now);
+	sw_groups_update(sw);
+	if (h.type == OP_PKT_BEACON) {
+		p->rx_beacons++;
+		return SW_CONSUMED;
+	}
+	o = sw_route(sw, in, h.src_host, h.dst_host);
+	if (o < 0) {
+		sw->no_route++;
+		p->drops++;
+		return SW_DROP_NOROUTE;
+	}
+	a = &sw->groups[sw_port_group(sw, (unsigned int)o)];
+	if (a->valid) {
+		op_hdr_set_barrier(pkt, a->out);
+		pkt[2] &= (u8)~OP_F_NOBARRIER;
+	} else {
+		op_hdr_set_barrier(pkt, 0);
+		pkt[2] |= OP_F_NOBARRIER;
+	}
+	sw->ports[o].sent = true;
+	*out = (unsigned int)o;
+	return SW_FORWARD;
+}
+
+/**
+ * sw_tick() - beacon tick
+ * @sw: the switch
+ * @now: local monotonic time in ns
+ * @beacons: room for SW_MAX_PORTS beacons
+ *
+ * Removes links silent for longer than the timeout, recomputes the groups
+ * and picks the ports that get a beacon: those that sent nothing since
+ * the previous tick and whose group has a barrier.
+ *
+ * Return: number of beacons in @beacons.
+ */
+unsigned int sw_tick(struct sw *sw, u64 now, struct sw_beacon *beacons)
+{
+	unsigned int i, n = 0;
+	u64 died;
+
+	died = op_links_expire(sw->links, sw->nports, now, sw->timeout);
+	sw_groups_update(sw);
+	for (i = 0; i < sw->nports; i++) {
+		struct sw_port *p = &sw->ports[i];
+		const struct op_agg *a = &sw->groups[sw_port_group(sw, i)];
+
+		if (died & ((u64)1 << i))
+			p->timeouts++;
+		if (!p->sent && a->valid) {
+			beacons[n].port = i;
+			beacons[n].barrier = a->out;
+			n++;
+		}
+		p->sent = false;
+	}
+	return n;
+}
+
+/* A beacon is hop by hop: no source or destination host. */
+void sw_beacon_build(u8 *buf, u64 barrier)
+{
+	struct op_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = OP_PKT_BEACON;
+	h.barrier = barrier;
+	op_hdr_encode(&h, buf);
+}
+
+/* Account for a send the I/O layer attempted. */
+void sw_tx_result(struct sw *sw, unsigned int port, bool beacon, bool ok)
+{
+	struct sw_port *p = &sw->ports[port];
+
+	if (!ok) {
+		p->drops++;
+		return;
+	}
+	p->tx_pkts++;
+	if (beacon)
+		p->tx_beacons++;
+}
+
+/**
+ * sw_out_barrier() - current output barrier of a port
+ * @sw: the switch
+ * @port: port index
+ * @barrier: the barrier, when valid
+ *
+ * Return: whether the port's group has a barrier yet.
+ */
+bool sw_out_barrier(const struct sw *sw, unsigned int port, u64 *barrier)
+{
+	const struct op_agg *a = &sw->groups[sw_port_group(sw, port)];
+
+	*barrier = a->out;
+	return a->valid;
+}
+
+/**
+ * sw_port_state() - state of a port's input link
+ * @sw: the switch
+ * @port: port index
+ *
+ * Return: dead if it timed out, live if every group it feeds counts it,
+ * new otherwise (never heard, or heard but not yet counted).
+ */
+enum sw_link_state sw_port_state(const struct sw *sw, unsigned int port)
+{
+	const struct op_link *l = &sw->links[port];
+	u64 bit = (u64)1 << port;
+	unsigned int g;
+
+	if (l->heard && l->dead)
+		return SW_LS_DEAD;
+	if (!l->heard)
+		return SW_LS_NEW;
+	for (g = 0; g < SW_NGROUPS; g++) {
+		const struct op_agg *a = &sw->groups[g];
+
+		if ((a->members & bit) && !(a->counted & bit))
+			return SW_LS_NEW;
+	}
+	return SW_LS_LIVE;
+}
+
+const char *sw_role_name(enum sw_role role)
+{
+	return role == SW_ROLE_UP ? "up" : "down";
+}
+
+const char *sw_state_name(enum sw_link_state st)
+{
+	switch (st) {
+	case SW_LS_LIVE:
+		return "live";
+	case SW_LS_DEAD:
+		return "dead";
+	default:
+		return "new";
+	}
+}

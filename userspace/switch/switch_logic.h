@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The 1Pipe switch as a pure state machine: port table, routing decision,
+ * per-input barrier registers, output groups, beacon decision and link
+ * expiry.  No I/O and no clock reads: the caller passes packets and times
+ * in, and gets verdicts and beacons out.  The UDP switch daemon
+ * (switch.c), the unit tests (tests/vectors.txt) and the P4 program all
+ * implement this one machine.
+ *
+ * Up-down rule: a switch has two output groups.  Outputs towards a lower
+ * tier ("down" ports) aggregate every input; outputs towards a higher tier
+ * ("up" ports) aggregate only inputs from down ports.  With up-down routing
+ * the barrier graph is then a DAG, so barriers cannot chase their own tail
+ * around a cycle.
+ */
+#ifndef ONEPIPE_SWITCH_LOGIC_H
+#define ONEPIPE_SWITCH_LOGIC_H
+
+#include "barrier.h"
+#include "wire.h"
+
+#define SW_MAX_PORTS	OP_MAX_LINKS
+#define SW_NAME_LEN	32
+#define SW_MAX_RANGES	32
+
+enum sw_role {
+	SW_ROLE_DOWN,		/* towards hosts or a lower tier */
+	SW_ROLE_UP,		/* towards a higher tier */
+};
+
+/* Output groups; the index is also what a P4 twin would keep per pipe. */
+enum sw_group {
+	SW_G_ALL,		/* feeds down ports: every input */
+	SW_G_DOWNIN,		/* feeds up ports: inputs from down ports */
+	SW_NGROUPS,
+};
+
+/* Link states as in enum onepipe_link_state of the uapi header. */
+enum sw_link_state {
+	SW_LS_NEW,		/* not (yet) counted in every group it feeds */
+	SW_LS_LIVE,		/* counted in every group it feeds */
+	SW_LS_DEAD,		/* silent for longer than the timeout */
+};
+
+enum sw_verdict {
+	SW_FORWARD,		/* send the (rewritten) packet out *out */
+	SW_CONSUMED,		/* a beacon: registers updated, no output */
+	SW_DROP_BAD,		/* malformed */
+	SW_DROP_NOROUTE,	/* no output port for dst_host */
+};
+
+struct sw_range {
+	u32 lo;
+	u32 hi;
+};
+
+/**
+ * struct sw_port - one switch port (an input link and an output link)
+ * @name: operator's name, [A-Za-z0-9_.-]
+ * @role: SW_ROLE_DOWN or SW_ROLE_UP
+ * @hosts: host ids reachable through this port
+ * @nhosts: entries in @hosts
+ * @sent: something was sent out of this port since the last tick
+ * @rx_pkts: datagrams received from the peer (beacons and bad ones too)
+ * @rx_beacons: beacons received
+ * @tx_pkts: packets sent, beacons included
+ * @tx_beacons: beacons sent
+ * @drops: received packets dropped plus sends that failed
+ * @timeouts: times the input link was removed after silence
+ */
+struct sw_port {
+	char name[SW_NAME_LEN];
+	enum sw_role role;
+	struct sw_range hosts[SW_MAX_RANGES];
+	unsigned int nhosts;
+	bool sent;
+	u64 rx_pkts;
+	u64 rx_beacons;
+	u64 tx_pkts;
+	u64 tx_beacons;
+	u64 drops;
+	u64 timeouts;
+};
+
+/**
+ * struct sw - switch state
+ * @ports: port table, index = link index in @links
+ * @links: input link registers
+ * @groups: output groups, see enum sw_group
+ * @nports: ports in use
+ * @timeout: silence (ns) after which an input link is removed
+ * @admit_slack: a new link joins a group once its register is at most
+ *	this far (ns) below the group's barrier; 0 is barrier.c's strict
+ *	rule (see sw_groups_update())
+ * @rx_bad: malformed packets
+ * @rx_unknown_src: datagrams from no configured peer (counted by the I/O
+ *	layer, which is the only one to know)
+ * @no_route: packets with no output port
+ */
+struct sw {
+	struct sw_port ports[SW_MAX_PORTS];
+	struct op_link links[SW_MAX_PORTS];
+	struct op_agg groups[SW_NGROUPS];
+	unsigned int nports;
+	u64 timeout;
+	u64 admit_slack;
+	u64 rx_bad;
+	u64 rx_unknown_src;
+	u64 no_route;
+};
+
+/* A beacon the caller must send: build it with sw_beacon_build(). */
+struct sw_beacon {
+	unsigned int port;
+	u64 barrier;
+};
+
+void sw_init(struct sw *sw, u64 timeout, u64 admit_slack);
+int sw_parse_hosts(const char *s, struct sw_range *r, unsigned int max);
+bool sw_valid_name(const char *name);
+int sw_add_port(struct sw *sw, const char *name, enum sw_role role,
+		const struct sw_range *hosts, unsigned int nhosts);
+int sw_find_port(const struct sw *sw, const char *name);
+
+u32 sw_flow_hash(u32 src_host, u32 dst_host);
+int sw_route(const struct sw *sw, unsigned int in, u32 src_host,
+	     u32 dst_host);
+enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
+		      u64 now, unsigned int *out);
+unsigned int sw_tick(struct sw *sw, u64 now, struct sw_beacon *beacons);
+void sw_beacon_build(u8 *buf, u64 barrier);
+void sw_tx_result(struct sw *sw, unsigned int port, bool beacon, bool ok);
+
+void sw_groups_update(struct sw *sw);
+enum sw_group sw_port_group(const struct sw *sw, unsigned int port);
+bool sw_out_barrier(const struct sw *sw, unsigned int port, u64 *barrier);
+enum sw_link_state sw_port_state(const struct sw *sw, unsigned int port);
+
+const char *sw_role_name(enum sw_role role);
+const char *sw_state_name(enum sw_link_state st);
+
+#endif /* ONEPIPE_SWITCH_LOGIC_H */

@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loopback integration test of onepipe-switch: run the real binary on
+ * 127.0.0.1 with three ports whose peers are three UDP sockets of this
+ * test, then send crafted packets and check forwarding, the barrier
+ * rewrite, the up-down rule, beacons (content, timing, idle rule), link
+ * expiry, the stats file and a clean exit on SIGTERM.  TAP output.
+ *
+ * usage: loopback PATH-TO-onepipe-switch
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wire.h"
+
+#define INTERVAL_MS	20
+#define TIMEOUT_IVS	25
+#define NPEER		3
+#define LISTEN_KEY	"\"listen\":\"127.0.0.1:"
+
+enum { PA, PB, PU };	/* down hosts=1, down hosts=2, up */
+
+static const char *const pname[NPEER] = { "a", "b", "u" };
+static int peer[NPEER];
+static struct sockaddr_in sw_addr;
+static char stats_path[256];
+static char dir[] = "/tmp/onepipe-switch-test.XXXXXX";
+static pid_t sw_pid;
+static unsigned int tests, fails;
+
+static void ok(bool cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void ok(bool cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	tests++;
+	if (!cond)
+		fails++;
+	printf("%sok %u - ", cond ? "" : "not ", tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void bail(const char *msg)
+{
+	printf("Bail out! %s: %s\n", msg, strerror(errno));
+	if (sw_pid > 0)
+		kill(sw_pid, SIGKILL);
+	exit(1);
+}
+
+static u64 now_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int udp_socket(u16 *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len))
+		bail("socket");
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* ---- the switch process and its stats file ----------------------------- */
+
+static char *read_stats(void)
+{
+	static char buf[65536];
+	FILE *f = fopen(stats_path, "r");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return buf;
+}
+
+/* Number after "key": in @s (the first occurrence), or -1. */
+static long long json_num(const char *s, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = s ? strstr(s, k) : NULL;
+	return p ? strtoll(p + strlen(k), NULL, 10) : -1;
+}
+
+/* The stats line of port @name. */
+static const char *port_line(const char *s, const char *name)
+{
+	char k[64];
+
+	snprintf(k, sizeof(k), "{\"name\":\"%s\",", name);
+	return s ? strstr(s, k) : NULL;
+}
+
+static bool port_state_is(const char *s, const char *name, const char *st)
+{
+	const char *l = port_line(s, name), *p;
+	char k[32];
+
+	if (!l)
+		return false;
+	p = strchr(l, '\n');
+	snprintf(k, sizeof(k), "\"state\":\"%s\"", st);
+	l = strstr(l, k);
+	return l && (!p || l < p);
+}
+
+static void start_switch(const char *self)
+{
+	char ports[NPEER][96], iv[16], to[16], *argv[20];
+	u16 pp[NPEER];
+	int i, n = 0;
+
+	for (i = 0; i < NPEER; i++)
+		peer[i] = udp_socket(&pp[i]);
+	snprintf(ports[PA], sizeof(ports[PA]), "a,down,127.0.0.1:%u,hosts=1",
+		 pp[PA]);
+	snprintf(ports[PB], sizeof(ports[PB]), "b,down,127.0.0.1:%u,hosts=2",
+		 pp[PB]);
+	snprintf(ports[PU], sizeof(ports[PU]), "u,up,127.0.0.1:%u", pp[PU]);
+	snprintf(iv, sizeof(iv), "%d", INTERVAL_MS * 1000);
+	snprintf(to, sizeof(to), "%d", TIMEOUT_IVS);
+	argv[n++] = (char *)self;
+	argv[n++] = "--listen";
+	argv[n++] = "127.0.0.1:0";
+	argv[n++] = "--interval-us";
+	argv[n++] = iv;
+	argv[n++] = "--timeout-intervals";
+	argv[n++] = to;
+	argv[n++] = "--stats";
+	argv[n++] = stats_path;
+	argv[n++] = "--name";
+	argv[n++] = "lo-test";
+	for (i = 0; i < NPEER; i++) {
+		argv[n++] = "--port";
+		argv[n++] = ports[i];
+	}
+	argv[n] = NULL;
+	sw_pid = fork();
+	if (sw_pid < 0)
+		bail("fork");
+	if (!sw_pid) {
+		execv(self, argv);
+		perror(self);
+		_exit(127);
+	}
+}
+
+/* The switch binds port 0; learn the real one from its stats file. */
+static void find_switch(void)
+{
+	const char *s, *p;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		s = read_stats();
+		p = s ? strstr(s, LISTEN_KEY) : NULL;
+		if (p) {
+			sw_addr.sin_family = AF_INET;
+			sw_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+			sw_addr.sin_port =
+				htons((u16)atoi(p + strlen(LISTEN_KEY)));
+			ok(true, "switch started, stats file written");
+			return;
+		}
+		sleep_ms(10);
+	}
+	ok(false, "switch started, stats file written");
+	bail("no stats file");
+}
+
+/* ---- packets ----------------------------------------------------------- */
+
+static void send_raw(int fd, const void *buf, size_t len)
+{
+	if (sendto(fd, buf, len, 0, (struct sockaddr *)&sw_addr,
+		   sizeof(sw_addr)) != (ssize_t)len)
+		bail("sendto");
+}
+
+static size_t make_pkt(u8 *buf, u8 type, u32 src, u32 dst, u64 barrier,
+		       bool nobarrier, const char *payload)
+{
+	struct op_hdr h;
+	size_t pl = payload ? strlen(payload) : 0;
+
+	memset(&h, 0, sizeof(h));
+	h.type = type;
+	h.flags = nobarrier ? OP_F_NOBARRIER : 0;
+	h.barrier = nobarrier ? 0 : barrier;
+	h.ts = barrier + 7;
+	if (type != OP_PKT_BEACON) {
+		h.src_host = src;
+		h.dst_host = dst;
+		h.src_port = 4242;
+		h.dst_port = 4343;
+		h.seq = 99;
+		h.aux = (u32)pl;
+		h.frag_cnt = 1;
+	}
+	op_hdr_encode(&h, buf);
+	if (pl)
+		memcpy(buf + OP_HDR_LEN, payload, pl);
+	return OP_HDR_LEN + pl;
+}
+
+static void send_pkt(int from, u8 type, u32 src, u32 dst, u64 barrier,
+		     bool nob, const char *payload)
+{
+	u8 buf[256];
+
+	send_raw(peer[from], buf,
+		 make_pkt(buf, type, src, dst, barrier, nob, payload));
+}
+
+/*
+ * Next datagram on @fd that is not a beacon (beacons are collected in
+ * *@nbeacons when non-NULL), within @ms.  Return: its length, or -1.
+ */
+static ssize_t recv_data(int fd, u8 *buf, size_t size, int ms)
+{
+	u64 end = now_ns(CLOCK_MONOTONIC) + (u64)ms * 1000000;
+
+	for (;;) {
+		u64 now = now_ns(CLOCK_MONOTONIC);
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (now >= end ||
+		    poll(&p, 1, (int)((end - now) / 1000000) + 1) <= 0)
+			return -1;
+		n = recv(fd, buf, size, MSG_DONTWAIT);
+		if (n >= 2 && buf[1] == OP_PKT_BEACON)
+			continue;
+		if (n >= 0)
+			return n;
+	}
+}
+
+static void drain(int fd)
+{
+	u8 buf[2048];
+
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+		;
+}
+
+struct beacons {
+	unsigned int n;
+	unsigned int bad;		/* not a well-formed beacon */
+	unsigned int other;		/* non-beacon datagrams */
+	u64 last_barrier;
+	unsigned int on_time;		/* arrived < 5 ms after a tick */
+};
+
+/* recv() that also returns the kernel's CLOCK_REALTIME arrival time. */
+static ssize_t recv_stamped(int fd, u8 *buf, size_t size, u64 *when)
+{
+	char ctl[CMSG_SPACE(sizeof(struct timespec))];
+	struct iovec iov = { .iov_base = buf, .iov_len = size };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl, .msg_controllen = sizeof(ctl),
+	};
+	struct cmsghdr *cm;
+	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
+
+	*when = now_ns(CLOCK_REALTIME);
+	for (cm = CMSG_FIRSTHDR(&mh); n >= 0 && cm;
+	     cm = CMSG_NXTHDR(&mh, cm)) {
+		struct timespec ts;
+
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+		*when = (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
+	}
+	return n;
+}
+
+/* Collect everything arriving on every peer socket for @ms. */
+static void collect(struct beacons *b, int ms)
+{
+	u64 end = now_ns(CLOCK_MONOTONIC) + (u64)ms * 1000000;
+	u64 iv = (u64)INTERVAL_MS * 1000000;
+	struct pollfd p[NPEER];
+	u8 buf[2048];
+	int i;
+
+	memset(b, 0, sizeof(*b) * NPEER);
+	for (i = 0; i < NPEER; i++)
+		p[i] = (struct pollfd){ .fd = peer[i], .events = POLLIN };
+	for (;;) {
+		u64 now = now_ns(CLOCK_MONOTONIC);
+
+		if (now >= end)
+			return;
+		if (poll(p, NPEER, (int)((end - now) / 1000000) + 1) <= 0)
+			continue;
+		for (i = 0; i < NPEER; i++) {
+			struct op_hdr h;
+			u64 phase;
+			ssize_t n;
+
+			if (!(p[i].revents & POLLIN))
+				continue;
+			n = recv_stamped(peer[i], buf, sizeof(buf), &phase);
+			if (n < 0)
+				continue;
+			phase %= iv;
+			if (n < 2 || buf[1] != OP_PKT_BEACON) {
+				b[i].other++;
+				continue;
+			}
+			if (op_hdr_decode(&h, buf, (size_t)n) ||
+			    n != OP_HDR_LEN || h.src_host || h.dst_host ||
+			    h.flags) {
+				b[i].bad++;
+				continue;
+			}
+			b[i].n++;
+			b[i].last_barrier = h.barrier;
+			if (phase < 5000000)
+				b[i].on_time++;
+		}
+	}
+}
+
+/* ---- the tests --------------------------------------------------------- */
+
+static void test_silence_before_barriers(void)
+{
+	struct beacons b[NPEER];
+
+	collect(b, 3 * INTERVAL_MS);
+	ok(!b[PA].n && !b[PB].n && !b[PU].n,
+	   "no beacons while no port has a barrier");
+}
+
+static void test_unknown_source(void)
+{
+	u8 buf[128];
+	u16 port;
+	int fd = udp_socket(&port);
+
+	send_raw(fd, buf, make_pkt(buf, OP_PKT_BEACON, 0, 0, 1, false, NULL));
+	close(fd);
+}
+
+/* A forward is byte-exact apart from the flags byte and the barrier. */
+static bool same_but_barrier(const u8 *a, const u8 *b, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (i != 2 && (i < OP_HDR_BARRIER_OFF ||
+			       i >= OP_HDR_BARRIER_OFF + 8) && a[i] != b[i])
+			return false;
+	return true;
+}
+
+static void expect_fwd(int from, u32 src, u32 dst, u64 barrier, bool nob,
+		       int to, u64 want, const char *what)
+{
+	u8 sent[256], got[2048];
+	size_t len = make_pkt(sent, OP_PKT_DATA, src, dst, barrier, nob,
+			      "hello, 1pipe");
+	ssize_t n;
+
+	send_raw(peer[from], sent, len);
+	n = recv_data(peer[to], got, sizeof(got), 1000);
+	ok(n == (ssize_t)len && same_but_barrier(sent, got, len) &&
+	   op_hdr_get_barrier(got) == want && !(got[2] & OP_F_NOBARRIER),
+	   "%s: %s -> %s, barrier %llu (got len %zd barrier %llu flags %u)",
+	   what, pname[from], pname[to], (unsigned long long)want, n,
+	   n > 0 ? (unsigned long long)op_hdr_get_barrier(got) : 0ULL,
+	   n > 2 ? got[2] : 0);
+}
+
+static void test_forwarding(void)
+{
+	u8 buf[2048];
+
+	/* Only a is heard: b gets a's barrier. */
+	expect_fwd(PA, 1, 2, 1000, false, PB, 1000, "first barrier");
+	/* Up: min over down ports a (1000) and b (2000). */
+	expect_fwd(PB, 2, 99, 2000, false, PU, 1000, "routed up");
+	/* Down from u (500, within the admission slack): held at 1000. */
+	expect_fwd(PU, 99, 1, 500, false, PA, 1000, "routed down");
+	/* No barrier on the input: rewritten with the group's. */
+	expect_fwd(PU, 99, 2, 0, true, PB, 1000, "nobarrier input");
+
+	/* From an up port to an unknown host: no valley, dropped. */
+	send_pkt(PU, OP_PKT_DATA, 99, 98, 600, false, "x");
+	ok(recv_data(peer[PA], buf, sizeof(buf), 3 * INTERVAL_MS) < 0 &&
+	   recv_data(peer[PB], buf, sizeof(buf), 1) < 0 &&
+	   recv_data(peer[PU], buf, sizeof(buf), 1) < 0,
+	   "up to up is not forwarded");
+
+	/* Malformed: too short. */
+	send_raw(peer[PA], buf, 20);
+	ok(recv_data(peer[PB], buf, sizeof(buf), 3 * INTERVAL_MS) < 0 &&
+	   recv_data(peer[PU], buf, sizeof(buf), 1) < 0,
+	   "malformed packet is not forwarded");
+}
+
+static void test_beacons(void)
+{
+	struct beacons b[NPEER];
+	unsigned int on_time, total;
+	int i;
+
+	/* Registers: a 8000, b 9000, u 5500 (admitted, holds the min). */
+	send_pkt(PU, OP_PKT_BEACON, 0, 0, 5500, false, NULL);
+	send_pkt(PA, OP_PKT_BEACON, 0, 0, 8000, false, NULL);
+	send_pkt(PB, OP_PKT_BEACON, 0, 0, 9000, false, NULL);
+	sleep_ms(2 * INTERVAL_MS);
+	for (i = 0; i < NPEER; i++)
+		drain(peer[i]);
+	collect(b, 10 * INTERVAL_MS);
+	for (i = 0; i < NPEER; i++)
+		ok(b[i].n >= 7 && b[i].n <= 11 && !b[i].bad && !b[i].other,
+		   "%s: one well-formed beacon per interval (%u in 10)",
+		   pname[i], b[i].n);
+	ok(b[PA].last_barrier == 5500 && b[PB].last_barrier == 5500,
+	   "down ports beacon min over all inputs (a %llu, b %llu)",
+	   (unsigned long long)b[PA].last_barrier,
+	   (unsigned long long)b[PB].last_barrier);
+	ok(b[PU].last_barrier == 8000,
+	   "up port beacons min over down inputs only (%llu)",
+	   (unsigned long long)b[PU].last_barrier);
+	/*
+	 * Half, not all: a loaded machine delays timers.  Beacons sent at
+	 * random phases would pass this with a probability of about 0.2%.
+	 */
+	on_time = b[PA].on_time + b[PB].on_time + b[PU].on_time;
+	total = b[PA].n + b[PB].n + b[PU].n;
+	ok(total && on_time * 2 >= total,
+	   "beacons at multiples of the interval (%u of %u within 5 ms)",
+	   on_time, total);
+}
+
+/* A port that carries traffic every few ms needs no beacon. */
+static void test_busy_port_not_beaconed(void)
+{
+	struct beacons b[NPEER];
+	u8 buf[256];
+	size_t len = make_pkt(buf, OP_PKT_DATA, 1, 2, 10000, false, "busy");
+	u64 end = now_ns(CLOCK_MONOTONIC) + 10ULL * INTERVAL_MS * 1000000;
+	unsigned int beacons_b = 0, beacons_a = 0;
+
+	drain(peer[PA]);
+	drain(peer[PB]);
+	while (now_ns(CLOCK_MONOTONIC) < end) {
+		send_raw(peer[PA], buf, len);
+		/* keep b and u alive, with the barriers they already gave */
+		send_pkt(PB, OP_PKT_BEACON, 0, 0, 9000, false, NULL);
+		send_pkt(PU, OP_PKT_BEACON, 0, 0, 5500, false, NULL);
+		collect(b, INTERVAL_MS / 4);
+		beacons_a += b[PA].n;
+		beacons_b += b[PB].n;
+	}
+	ok(beacons_b <= 1 && beacons_a >= 7,
+	   "busy output gets no beacons (b %u, idle-output a %u)", beacons_b,
+	   beacons_a);
+	/* a speaks last, so it is the last link to die later on */
+	sleep_ms(3 * INTERVAL_MS);
+	send_pkt(PA, OP_PKT_BEACON, 0, 0, 10000, false, NULL);
+}
+
+static void test_stats_and_expiry(void)
+{
+	struct beacons b[NPEER];
+	const char *s;
+	int i;
+
+	sleep_ms(150);		/* the stats file is rewritten every 100 ms */
+	s = read_stats();
+	ok(s && json_num(s, "rx_bad") == 1 &&
+	   json_num(s, "rx_unknown_src") == 1 && json_num(s, "no_route") == 1,
+	   "stats: rx_bad 1, rx_unknown_src 1, no_route 1 (%lld %lld %lld)",
+	   json_num(s, "rx_bad"), json_num(s, "rx_unknown_src"),
+	   json_num(s, "no_route"));
+	for (i = 0; i < NPEER; i++)
+		ok(port_state_is(s, pname[i], "live"), "stats: %s live",
+		   pname[i]);
+	ok(json_num(port_line(s, "u"), "rx_beacons") >= 1 &&
+	   json_num(port_line(s, "u"), "out_barrier") == 9000 &&
+	   json_num(port_line(s, "a"), "out_barrier") == 5500,
+	   "stats: out_barrier u 9000 (min of a, b), a 5500 (min of all)");
+
+	/* Everyone silent: links die after the timeout. */
+	sleep_ms((TIMEOUT_IVS + 3) * INTERVAL_MS + 100);
+	s = read_stats();
+	for (i = 0; i < NPEER; i++)
+		ok(port_state_is(s, pname[i], "dead"), "stats: %s dead",
+		   pname[i]);
+	collect(b, 4 * INTERVAL_MS);
+	/*
+	 * b and u went silent three intervals before a, so for a while a
+	 * alone fed both groups: its 10000 is where the barriers stay.
+	 */
+	ok(b[PA].n >= 2 && b[PA].last_barrier == 10000 && b[PU].n >= 2 &&
+	   b[PU].last_barrier == 10000,
+	   "dead inputs: beacons keep the last barrier (a %llu, u %llu)",
+	   (unsigned long long)b[PA].last_barrier,
+	   (unsigned long long)b[PU].last_barrier);
+}
+
+static void test_exit(void)
+{
+	int status = -1, i;
+
+	kill(sw_pid, SIGTERM);
+	for (i = 0; i < 100; i++) {
+		if (waitpid(sw_pid, &status, WNOHANG) == sw_pid)
+			break;
+		sleep_ms(10);
+	}
+	if (i == 100) {
+		kill(sw_pid, SIGKILL);
+		waitpid(sw_pid, &status, 0);
+	}
+	sw_pid = 0;
+	ok(i < 100 && WIFEXITED(status) && !WEXITSTATUS(status),
+	   "SIGTERM: clean exit");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: loopback ONEPIPE-SWITCH\n");
+		return 2;
+	}
+	if (!mkdtemp(dir))
+		bail("mkdtemp");
+	snprintf(stats_path, sizeof(stats_path), "%s/stats.json", dir);
+	printf("TAP version 13\n");
+	start_switch(argv[1]);
+	find_switch();
+	test_silence_before_barriers();
+	test_unknown_source();
+	test_forwarding();
+	test_beacons();
+	test_busy_port_not_beaconed();
+	test_stats_and_expiry();
+	test_exit();
+	unlink(stats_path);
+	rmdir(dir);
+	printf("1..%u\n", tests);
+	if (fails)
+		printf("# %u of %u failed\n", fails, tests);
+	return fails ? 1 : 0;
+}

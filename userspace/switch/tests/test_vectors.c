@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Interpreter for the switch test vectors (vectors.txt): drives the
+ * I/O-free switch state machine with scripted packets and ticks and checks
+ * every expectation, printing TAP.  The vector file is the specification
+ * shared with the P4 program; see the comment at its top for the syntax.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "switch_logic.h"
+
+#define MAX_ARGS	16
+#define PKT_MAX		(OP_HDR_LEN + 16)
+
+struct ctx {
+	struct sw sw;
+	char scenario[64];
+	const char *file;
+	int line;
+	unsigned int tests;
+	unsigned int fails;
+	/* result of the last rx */
+	bool have_rx;
+	enum sw_verdict verdict;
+	unsigned int out;
+	u8 sent[PKT_MAX];
+	u8 got[PKT_MAX];
+	size_t len;
+	/* result of the last tick */
+	bool have_tick;
+	struct sw_beacon b[SW_MAX_PORTS];
+	unsigned int nb;
+};
+
+static struct ctx c;
+
+static void die(const char *msg, const char *arg)
+{
+	fprintf(stderr, "%s:%d: %s%s%s\n", c.file, c.line, msg,
+		arg ? ": " : "", arg ? arg : "");
+	printf("Bail out! %s:%d: %s\n", c.file, c.line, msg);
+	exit(1);
+}
+
+static void report(bool ok, const char *text, const char *why)
+{
+	c.tests++;
+	if (!ok)
+		c.fails++;
+	printf("%sok %u - %s:%d %s\n", ok ? "" : "not ", c.tests, c.scenario,
+	       c.line, text);
+	if (!ok && why)
+		printf("#   %s\n", why);
+}
+
+static u64 num(const char *s)
+{
+	char *end;
+	u64 v;
+
+	if (!*s)
+		die("empty number", NULL);
+	v = strtoull(s, &end, 0);
+	if (*end)
+		die("bad number", s);
+	return v;
+}
+
+/* A time with an optional unit: 5, 5ns, 5us, 5ms, 5s. */
+static u64 tm(const char *s)
+{
+	char *end;
+	u64 v = strtoull(s, &end, 10);
+
+	if (end == s)
+		die("bad time", s);
+	if (!*end || !strcmp(end, "ns"))
+		return v;
+	if (!strcmp(end, "us"))
+		return v * 1000;
+	if (!strcmp(end, "ms"))
+		return v * 1000000;
+	if (!strcmp(end, "s"))
+		return v * 1000000000;
+	die("bad time unit", s);
+	return 0;
+}
+
+static unsigned int port(const char *name)
+{
+	int p = sw_find_port(&c.sw, name);
+
+	if (p < 0)
+		die("unknown port", name);
+	return (unsigned int)p;
+}
+
+/* Value of key=VALUE among args, or NULL. */
+static const char *kv(char **a, int n, const char *key)
+{
+	size_t kl = strlen(key);
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(a[i], key, kl) && a[i][kl] == '=')
+			return a[i] + kl + 1;
+	return NULL;
+}
+
+static void check_keys(char **a, int n, const char *const *keys)
+{
+	int i, k;
+
+	for (i = 0; i < n; i++) {
+		for (k = 0; keys[k]; k++) {
+			size_t kl = strlen(keys[k]);
+
+			if (!strncmp(a[i], keys[k], kl) && a[i][kl] == '=')
+				break;
+		}
+		if (!keys[k])
+			die("unknown argument", a[i]);
+	}
+}
+
+static void cmd_scenario(char **a, int n)
+{
+	if (n < 1)
+		die("scenario needs a name", NULL);
+	snprintf(c.scenario, sizeof(c.scenario), "%s", a[0]);
+	/* Defaults: 1 ms link timeout, barrier.c's strict new-link rule. */
+	sw_init(&c.sw, 1000000, 0);
+	c.have_rx = false;
+	c.have_tick = false;
+}
+
+static void cmd_config(char **a, int n)
+{
+	static const char *const keys[] = { "timeout", "slack", NULL };
+	const char *v;
+
+	check_keys(a, n, keys);
+	v = kv(a, n, "timeout");
+	if (v)
+		c.sw.timeout = tm(v);
+	v = kv(a, n, "slack");
+	if (v)
+		c.sw.admit_slack = tm(v);
+}
+
+static void cmd_port(char **a, int n)
+{
+	static const char *const keys[] = { "hosts", NULL };
+	struct sw_range r[SW_MAX_RANGES];
+	enum sw_role role;
+	const char *h;
+	int nr = 0;
+
+	if (n < 2)
+		die("port NAME ROLE [hosts=LIST]", NULL);
+	check_keys(a + 2, n - 2, keys);
+	if (!strcmp(a[1], "down"))
+		role = SW_ROLE_DOWN;
+	else if (!strcmp(a[1], "up"))
+		role = SW_ROLE_UP;
+	else
+		die("bad role", a[1]);
+	h = kv(a + 2, n - 2, "hosts");
+	if (h) {
+		nr = sw_parse_hosts(h, r, SW_MAX_RANGES);
+		if (nr < 0)
+			die("bad host list", h);
+	}
+	if (sw_add_port(&c.sw, a[0], role, r, (unsigned int)nr) < 0)
+		die("cannot add port", a[0]);
+}
+
+static u8 pkt_type(const char *s)
+{
+	if (!strcmp(s, "data"))
+		return OP_PKT_DATA;
+	if (!strcmp(s, "beacon"))
+		return OP_PKT_BEACON;
+	if (!strcmp(s, "ack"))
+		return OP_PKT_ACK;
+	if (!strcmp(s, "nak"))
+		return OP_PKT_NAK;
+	die("bad packet type", s);
+	return 0;
+}
+
+/* Build a valid packet of the given type; DATA carries 4 payload bytes. */
+static size_t build(u8 *buf, u8 type, u32 src, u32 dst, u64 ts, u64 barrier,
+		    bool nobarrier)
+{
+	struct op_hdr h;
+	size_t len = OP_HDR_LEN;
+
+	memset(&h, 0, sizeof(h));
+	h.type = type;
+	h.flags = nobarrier ? OP_F_NOBARRIER : 0;
+	h.ts = ts;
+	h.barrier = nobarrier ? 0 : barrier;
+	if (type != OP_PKT_BEACON) {
+		h.src_host = src;
+		h.dst_host = dst;
+		h.src_port = 1000;
+		h.dst_port = 2000;
+		h.seq = 7;
+		h.aux = 7;
+	}
+	if (type == OP_PKT_NAK)
+		h.code = OP_NAK_LATE;
+	if (type == OP_PKT_DATA) {
+		h.aux = 4;
+		h.frag_cnt = 1;
+		memcpy(buf + OP_HDR_LEN, "1Pip", 4);
+		len += 4;
+	}
+	op_hdr_encode(&h, buf);
+	return len;
+}
+
+static void do_rx(unsigned int in, u64 now)
+{
+	memcpy(c.got, c.sent, c.len);
+	c.verdict = sw_rx(&c.sw, in, c.got, c.len, now, &c.out);
+	c.have_rx = true;
+	if (c.verdict == SW_FORWARD)
+		sw_tx_result(&c.sw, c.out, false, true);
+}
+
+/* rx PORT BARRIER|- TIME [type=T] [src=N] [dst=N] [ts=N] */
+static void cmd_rx(char **a, int n)
+{
+	static const char *const keys[] = { "type", "src", "dst", "ts", NULL };
+	const char *v;
+	bool nob;
+	u8 type = OP_PKT_DATA;
+	u32 src = 1, dst = 0;
+	u64 barrier = 0, ts;
+
+	if (n < 3)
+		die("rx PORT BARRIER|- TIME [key=value...]", NULL);
+	check_keys(a + 3, n - 3, keys);
+	nob = !strcmp(a[1], "-");
+	if (!nob)
+		barrier = num(a[1]);
+	ts = barrier;
+	v = kv(a + 3, n - 3, "type");
+	if (v)
+		type = pkt_type(v);
+	v = kv(a + 3, n - 3, "src");
+	if (v)
+		src = (u32)num(v);
+	v = kv(a + 3, n - 3, "dst");
+	if (v)
+		dst = (u32)num(v);
+	v = kv(a + 3, n - 3, "ts");
+	if (v)
+		ts = num(v);
+	if (type != OP_PKT_BEACON && !dst)
+		die("rx of a non-beacon needs dst=", NULL);
+	c.len = build(c.sent, type, src, dst, ts, barrier, nob);
+	do_rx(port(a[0]), tm(a[2]));
+}
+
+/* rx-bad PORT TIME KIND: a malformed datagram */
+static void cmd_rx_bad(char **a, int n)
+{
+	if (n != 3)
+		die("rx-bad PORT TIME short|version|flags|type|length", NULL);
+	c.len = build(c.sent, OP_PKT_DATA, 1, 2, 5, 5, false);
+	if (!strcmp(a[2], "short"))
+		c.len = OP_HDR_LEN - 1;
+	else if (!strcmp(a[2], "version"))
+		c.sent[0] = OP_WIRE_VERSION + 1;
+	else if (!strcmp(a[2], "flags"))
+		c.sent[2] = 0x80;
+	else if (!strcmp(a[2], "type"))
+		c.sent[1] = 99;
+	else if (!strcmp(a[2], "length"))
+		c.len--;
+	else
+		die("bad kind", a[2]);
+	do_rx(port(a[0]), tm(a[1]));
+}
+
+static void cmd_tick(char **a, int n)
+{
+	unsigned int i;
+
+	if (n != 1)
+		die("tick TIME", NULL);
+	c.nb = sw_tick(&c.sw, tm(a[0]), c.b);
+	c.have_tick = true;
+	for (i = 0; i < c.nb; i++)
+		sw_tx_result(&c.sw, c.b[i].port, true, true);
+}
+
+static const char *verdict_name(enum sw_verdict v)
+{
+	switch (v) {
+	case SW_FORWARD:
+		return "forward";
+	case SW_CONSUMED:
+		return "consumed";
+	case SW_DROP_BAD:
+		return "drop bad";
+	default:
+		return "drop noroute";
+	}
+}
+
+/* Apart from the flags byte and the barrier, a forward is byte-exact. */
+static bool body_intact(void)
+{
+	size_t i;
+
+	for (i = 0; i < c.len; i++) {
+		if (i == 2 || (i >= OP_HDR_BARRIER_OFF &&
+			       i < OP_HDR_BARRIER_OFF + 8))
+			continue;
+		if (c.sent[i] != c.got[i])
+			return false;
+	}
+	return (c.got[2] & ~OP_F_NOBARRIER) == (c.sent[2] & ~OP_F_NOBARRIER);
+}
+
+static void need_rx(void)
+{
+	if (!c.have_rx)
+		die("expectation about an rx without an rx", NULL);
+}
+
+static void cmd_expect_fwd(char **a, int n, const char *text)
+{
+	char why[160];
+	bool nob, ok;
+	u64 want = 0, got;
+
+	if (n != 2)
+		die("expect-fwd PORT BARRIER|-", NULL);
+	need_rx();
+	nob = !strcmp(a[1], "-");
+	if (!nob)
+		want = num(a[1]);
+	got = op_hdr_get_barrier(c.got);
+	ok = c.verdict == SW_FORWARD && c.out == port(a[0]) &&
+	     got == want && !!(c.got[2] & OP_F_NOBARRIER) == nob &&
+	     body_intact();
+	snprintf(why, sizeof(why), "got %s to %s, barrier %llu%s%s",
+		 verdict_name(c.verdict),
+		 c.verdict == SW_FORWARD ? c.sw.ports[c.out].name : "-",
+		 (unsigned long long)got,
+		 c.got[2] & OP_F_NOBARRIER ? " nobarrier" : "",
+		 body_intact() ? "" : ", packet body changed");
+	report(ok, text, why);
+}
+
+static void cmd_expect_verdict(char **a, int n, const char *text,
+			       bool drop)
+{
+	enum sw_verdict want = SW_CONSUMED;
+	char why[64];
+
+	need_rx();
+	if (drop) {
+		if (n != 1)
+			die("expect-drop bad|noroute", NULL);
+		if (!strcmp(a[0], "bad"))
+			want = SW_DROP_BAD;
+		else if (!strcmp(a[0], "noroute"))
+			want = SW_DROP_NOROUTE;
+		else
+			die("bad drop reason", a[0]);
+	} else if (n) {
+		die("expect-consumed takes no argument", NULL);
+	}
+	snprintf(why, sizeof(why), "got %s", verdict_name(c.verdict));
+	report(c.verdict == want, text, why);
+}
+
+/* expect-beacons [PORT=BARRIER ...]: exactly this set from the last tick */
+static void cmd_expect_beacons(char **a, int n, const char *text)
+{
+	bool want[SW_MAX_PORTS] = { false };
+	u64 wb[SW_MAX_PORTS];
+	char why[512];
+	size_t wl = 0;
+	bool ok = true;
+	unsigned int i;
+	int k;
+
+	if (!c.have_tick)
+		die("expect-beacons without a tick", NULL);
+	for (k = 0; k < n; k++) {
+		char *eq = strchr(a[k], '=');
+
+		if (!eq)
+			die("expect-beacons PORT=BARRIER ...", a[k]);
+		*eq = 0;
+		i = port(a[k]);
+		want[i] = true;
+		wb[i] = num(eq + 1);
+	}
+	why[0] = 0;
+	wl += (size_t)snprintf(why, sizeof(why), "got:");
+	for (i = 0; i < c.nb; i++) {
+		unsigned int p = c.b[i].port;
+
+		if (wl < sizeof(why))
+			wl += (size_t)snprintf(why + wl, sizeof(why) - wl,
+				" %s=%llu", c.sw.ports[p].name,
+				(unsigned long long)c.b[i].barrier);
+		if (!want[p] || wb[p] != c.b[i].barrier)
+			ok = false;
+		want[p] = false;
+	}
+	for (i = 0; i < SW_MAX_PORTS; i++)
+		if (want[i])
+			ok = false;
+	report(ok, text, why);
+}
+
+static void cmd_expect_state(char **a, int n, const char *text)
+{
+	const char *got;
+	char why[64];
+
+	if (n != 2)
+		die("expect-state PORT new|live|dead", NULL);
+	got = sw_state_name(sw_port_state(&c.sw, port(a[0])));
+	snprintf(why, sizeof(why), "got %s", got);
+	report(!strcmp(got, a[1]), text, why);
+}
+
+/* expect-out PORT BARRIER|-: the port's output barrier (- = none yet) */
+static void cmd_expect_out(char **a, int n, const char *text)
+{
+	char why[64];
+	bool valid, nob;
+	u64 b;
+
+	if (n != 2)
+		die("expect-out PORT BARRIER|-", NULL);
+	valid = sw_out_barrier(&c.sw, port(a[0]), &b);
+	nob = !strcmp(a[1], "-");
+	if (valid)
+		snprintf(why, sizeof(why), "got %llu", (unsigned long long)b);
+	else
+		snprintf(why, sizeof(why), "got none");
+	report(nob ? !valid : valid && b == num(a[1]), text, why);
+}
+
+/* expect-reg PORT BARRIER|-: the port's input register (- = never heard) */
+static void cmd_expect_reg(char **a, int n, const char *text)
+{
+	const struct op_link *l;
+	char why[64];
+
+	if (n != 2)
+		die("expect-reg PORT BARRIER|-", NULL);
+	l = &c.sw.links[port(a[0])];
+	snprintf(why, sizeof(why), "got %s%llu", l->heard ? "" : "unheard ",
+		 (unsigned long long)l->reg);
+	if (!strcmp(a[1], "-"))
+		report(!l->heard, text, why);
+	else
+		report(l->heard && l->reg == num(a[1]), text, why);
+}
+
+static u64 counter(const char *name)
+{
+	const char *dot = strchr(name, '.');
+	const struct sw_port *p;
+	char pn[SW_NAME_LEN];
+
+	if (!strcmp(name, "rx_bad"))
+		return c.sw.rx_bad;
+	if (!strcmp(name, "no_route"))
+		return c.sw.no_route;
+	if (!dot || (size_t)(dot - name) >= sizeof(pn))
+		die("unknown counter", name);
+	memcpy(pn, name, (size_t)(dot - name));
+	pn[dot - name] = 0;
+	p = &c.sw.ports[port(pn)];
+	if (!strcmp(dot + 1, "rx_pkts"))
+		return p->rx_pkts;
+	if (!strcmp(dot + 1, "rx_beacons"))
+		return p->rx_beacons;
+	if (!strcmp(dot + 1, "tx_pkts"))
+		return p->tx_pkts;
+	if (!strcmp(dot + 1, "tx_beacons"))
+		return p->tx_beacons;
+	if (!strcmp(dot + 1, "drops"))
+		return p->drops;
+	if (!strcmp(dot + 1, "timeouts"))
+		return p->timeouts;
+	die("unknown counter", name);
+	return 0;
+}
+
+static void cmd_expect_counter(char **a, int n, const char *text)
+{
+	char why[64];
+	u64 got;
+
+	if (n != 2)
+		die("expect-counter NAME VALUE", NULL);
+	got = counter(a[0]);
+	snprintf(why, sizeof(why), "got %llu", (unsigned long long)got);
+	report(got == num(a[1]), text, why);
+}
+
+/* expect-route IN SRC DST PORT|-: routing decision only */
+static void cmd_expect_route(char **a, int n, const char *text)
+{
+	char why[64];
+	int got;
+
+	if (n != 4)
+		die("expect-route IN SRC DST PORT|-", NULL);
+	got = sw_route(&c.sw, port(a[0]), (u32)num(a[1]), (u32)num(a[2]));
+	snprintf(why, sizeof(why), "got %s",
+		 got < 0 ? "-" : c.sw.ports[got].name);
+	if (!strcmp(a[3], "-"))
+		report(got < 0, text, why);
+	else
+		report(got == (int)port(a[3]), text, why);
+}
+
+/* parse-hosts LIST CANONICAL|bad: host list syntax */
+static void cmd_parse_hosts(char **a, int n, const char *text)
+{
+	struct sw_range r[SW_MAX_RANGES];
+	char got[256];
+	size_t gl = 0;
+	int nr, i;
+
+	if (n != 2)
+		die("parse-hosts LIST CANONICAL|bad", NULL);
+	nr = sw_parse_hosts(a[0], r, SW_MAX_RANGES);
+	if (nr < 0) {
+		snprintf(got, sizeof(got), "got bad");
+		report(!strcmp(a[1], "bad"), text, got);
+		return;
+	}
+	got[0] = 0;
+	for (i = 0; i < nr && gl < sizeof(got); i++) {
+		gl += (size_t)snprintf(got + gl, sizeof(got) - gl, "%s%u",
+				       i ? "+" : "", r[i].lo);
+		if (r[i].hi != r[i].lo && gl < sizeof(got))
+			gl += (size_t)snprintf(got + gl, sizeof(got) - gl,
+					       "-%u", r[i].hi);
+	}
+	report(!strcmp(got, a[1]), text, got);
+}
+
+static void run_line(char *line)
+{
+	char text[512], *a[MAX_ARGS + 1], *tok, *save = NULL;
+	int n = 0;
+
+	line[strcspn(line, "#\r\n")] = 0;
+	snprintf(text, sizeof(text), "%s", line);
+	for (tok = strtok_r(line, " \t", &save); tok;
+	     tok = strtok_r(NULL, " \t", &save)) {
+		if (n == MAX_ARGS)
+			die("too many words", NULL);
+		a[n++] = tok;
+	}
+	if (!n)
+		return;
+	if (strcmp(a[0], "scenario") && !c.scenario[0])
+		die("the first command must be scenario", NULL);
+#define IS(s) (!strcmp(a[0], s))
+	if (IS("scenario"))
+		cmd_scenario(a + 1, n - 1);
+	else if (IS("config"))
+		cmd_config(a + 1, n - 1);
+	else if (IS("port"))
+		cmd_port(a + 1, n - 1);
+	else if (IS("rx"))
+		cmd_rx(a + 1, n - 1);
+	else if (IS("rx-bad"))
+		cmd_rx_bad(a + 1, n - 1);
+	else if (IS("tick"))
+		cmd_tick(a + 1, n - 1);
+	else if (IS("expect-fwd"))
+		cmd_expect_fwd(a + 1, n - 1, text);
+	else if (IS("expect-consumed"))
+		cmd_expect_verdict(a + 1, n - 1, text, false);
+	else if (IS("expect-drop"))
+		cmd_expect_verdict(a + 1, n - 1, text, true);
+	else if (IS("expect-beacons"))
+		cmd_expect_beacons(a + 1, n - 1, text);
+	else if (IS("expect-state"))
+		cmd_expect_state(a + 1, n - 1, text);
+	else if (IS("expect-out"))
+		cmd_expect_out(a + 1, n - 1, text);
+	else if (IS("expect-reg"))
+		cmd_expect_reg(a + 1, n - 1, text);
+	else if (IS("expect-counter"))
+		cmd_expect_counter(a + 1, n - 1, text);
+	else if (IS("expect-route"))
+		cmd_expect_route(a + 1, n - 1, text);
+	else if (IS("parse-hosts"))
+		cmd_parse_hosts(a + 1, n - 1, text);
+	else
+		die("unknown command", a[0]);
+#undef IS
+}
+
+int main(int argc, char **argv)
+{
+	char line[512];
+	FILE *f;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: test_vectors VECTORS\n");
+		return 2;
+	}
+	c.file = argv[1];
+	f = fopen(c.file, "r");
+	if (!f) {
+		perror(c.file);
+		return 2;
+	}
+	printf("TAP version 13\n");
+	while (fgets(line, sizeof(line), f)) {
+		c.line++;
+		run_line(line);
+	}
+	fclose(f);
+	if (!c.tests)
+		die("no expectations in the vector file", NULL);
+	printf("1..%u\n", c.tests);
+	if (c.fails)
+		printf("# %u of %u failed\n", c.fails, c.tests);
+	return c.fails ? 1 : 0;
+}
