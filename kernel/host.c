@@ -172,7 +172,7 @@ static enum hrtimer_restart op_tick_fn(struct hrtimer *t)
 
 	__skb_queue_head_init(&ctl);
 	op_tx_beacon(on);
-	op_rx_tick(on, now, &ctl);
+	op_rx_tick(on, &ctl);
 	op_tx_ctl(on, &ctl);
 	op_tx_expire(on, now);
 

@@ -303,7 +303,7 @@ void op_tx_forget_sock(struct op_net *on, struct sock *sk);
 
 /* rx.c */
 void op_rcv(struct op_net *on, struct sk_buff *skb);
-void op_rx_tick(struct op_net *on, u64 now_mono, struct sk_buff_head *ctl);
+void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl);
 void op_rx_flush(struct op_net *on);
 
 /* af_onepipe.c */

@@ -369,13 +369,12 @@ void op_rcv(struct op_net *on, struct sk_buff *skb)
 /**
  * op_rx_tick() - periodic receive-side work
  * @on: this host
- * @now_mono: ktime_get_ns()
  * @ctl: control packets to send are appended here
  *
  * Removes a silent uplink from the barrier, sends ACK ranges, and gives
  * up on partial messages that can no longer be delivered in order.
  */
-void op_rx_tick(struct op_net *on, u64 now_mono, struct sk_buff_head *ctl)
+void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 {
 	u64 timeout = op_interval_ns(on) *
 		      READ_ONCE(on->link_timeout_intervals);
@@ -383,8 +382,12 @@ void op_rx_tick(struct op_net *on, u64 now_mono, struct sk_buff_head *ctl)
 	struct op_peer *p, *tmp;
 	unsigned long host;
 
+	u64 now;
+
 	spin_lock_bh(&on->rx_lock);
-	if (op_links_expire(&on->uplink, 1, now_mono, timeout))
+	/* Read under the lock: op_rcv() stamps what it hears under it too. */
+	now = ktime_get_ns();
+	if (op_links_expire(&on->uplink, 1, now, timeout))
 		op_count(on, ONEPIPE_C_LINK_TIMEOUTS);
 	if (op_agg_update(&on->agg, &on->uplink, 1))
 		op_deliver(on, ctl);
@@ -399,7 +402,7 @@ void op_rx_tick(struct op_net *on, u64 now_mono, struct sk_buff_head *ctl)
 				    on->agg.valid &&
 				    op_ts_before(m->ts, on->delivered);
 
-			if (!late && now_mono - m->born < reasm_ns)
+			if (!late && (s64)(now - m->born) < (s64)reasm_ns)
 				continue;
 			op_count(on, ONEPIPE_C_RX_REASM_DROP);
 			if (late)

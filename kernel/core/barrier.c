@@ -48,7 +48,12 @@ u64 op_links_expire(struct op_link *links, unsigned int n, u64 now,
 	for (i = 0; i < n && i < OP_MAX_LINKS; i++) {
 		struct op_link *l = &links[i];
 
-		if (l->heard && !l->dead && now - l->last_heard > timeout) {
+		/*
+		 * Signed: a packet heard on another CPU after the caller
+		 * read @now is not silence.
+		 */
+		if (l->heard && !l->dead &&
+		    (s64)(now - l->last_heard) > (s64)timeout) {
 			l->dead = true;
 			died |= (u64)1 << i;
 		}
