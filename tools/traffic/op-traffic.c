@@ -1,0 +1,1164 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * op-traffic: one 1Pipe process for tests, the demo and the benchmark.
+ *
+ * It sends scatterings (one sendmmsg() each, or one sendmsg(MSG_MORE) per
+ * message with --use-more) to random sets of peers, receives what others
+ * send, drains send-failure notifications from the error queue, and logs
+ * every event in program order (one poll() loop, one thread) for
+ * tools/checker/op-check.  With --udp it does the same over plain UDP
+ * sockets, as a baseline for tools/bench/op-bench.
+ *
+ * Log lines (see tools/traffic/README.md):
+ *   P <host> <port>
+ *   S <ts> <scat_id> <dh>:<dp>[,<dh>:<dp>...]
+ *   R <ts> <sh>:<sp> <scat_id> <idx> <len> <lat_ns>
+ *   E <ts> <dh>:<dp> <scat_id> <idx> <errno> <code>
+ *   X <sh>:<sp> <reason>
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/onepipe.h>
+
+#include "payload.h"
+
+#define RX_BATCH	16
+#define RX_BUDGET	256		/* messages per poll round, then send */
+#define RX_BUFSZ	ONEPIPE_MAX_MSG
+#define CMSG_BUFSZ	256
+#define ERRQ_SWEEP_NS	50000000ull	/* read the error queue at least this often */
+#define NOBUFS_WAIT_NS	1000000ull	/* ENOBUFS has no POLLOUT edge: back off */
+#define NSEC		1000000000ull
+#define START_FILE_POLL_MS 10
+
+/* A process address: 1Pipe (host id, port) or UDP (IPv4, port). */
+struct ep {
+	uint32_t host;
+	uint16_t port;
+};
+
+struct opts {
+	uint16_t port;
+	int type;
+	bool udp;
+	struct ep *peers;
+	int npeers;
+	long scatterings;
+	int fanout;
+	size_t size;
+	uint64_t interval_ns;
+	long expect;
+	uint64_t linger_ns;
+	const char *log;
+	bool unordered;
+	bool use_more;
+	int sndbuf;
+	int rcvbuf;
+	uint64_t seed;
+	uint64_t start_at_ns;
+	const char *start_file;
+	bool quiet;
+	bool json;
+	uint32_t bind_addr;
+};
+
+/* The scattering being sent; messages [base, k) are still to go. */
+struct txs {
+	int k;
+	int base;		/* first message of the current (sub)scattering */
+	int next;		/* --use-more: next message to sendmsg() */
+	uint64_t scat_id;
+	bool built;
+	struct ep *dst;
+	uint8_t **buf;
+	struct iovec *iov;
+	struct sockaddr_storage *name;
+	struct mmsghdr *msg;
+};
+
+struct rxs {
+	uint8_t *buf[RX_BATCH];
+	struct iovec iov[RX_BATCH];
+	struct sockaddr_storage name[RX_BATCH];
+	char ctl[RX_BATCH][CMSG_BUFSZ];
+	struct mmsghdr msg[RX_BATCH];
+	uint8_t *ebuf;		/* error queue */
+};
+
+struct stats {
+	uint64_t scats, sent, recvd, failed, bad, splits, errq_swept;
+	uint64_t first_send, last_send, first_recv, last_recv;	/* realtime */
+	int64_t *lat;
+	size_t nlat, cap;
+};
+
+struct traffic {
+	struct opts o;
+	int fd;
+	struct ep self;
+	FILE *log;
+	uint64_t rng;
+	struct txs tx;
+	struct rxs rx;
+	struct stats st;
+	uint64_t next_scat_id;
+	bool started;
+	bool want_out;		/* send hit EAGAIN: wait for POLLOUT */
+	uint64_t next_send;	/* monotonic */
+	uint64_t last_progress;	/* monotonic */
+	uint64_t next_sweep;	/* monotonic */
+};
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("op-traffic: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("op-traffic: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n(see op-traffic --help)\n", stderr);
+	exit(2);
+}
+
+static void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz);
+
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
+static uint64_t now_rt(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+static uint64_t now_mono(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* xorshift64*: destination choice only needs to be cheap and seeded. */
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dull;
+}
+
+/* ---- addresses ---------------------------------------------------- */
+
+static const char *ep_str(const struct traffic *t, struct ep e, char *b,
+			  size_t n)
+{
+	if (t->o.udp) {
+		struct in_addr a = { .s_addr = htonl(e.host) };
+		char ip[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &a, ip, sizeof(ip));
+		snprintf(b, n, "%s:%u", ip, e.port);
+	} else {
+		snprintf(b, n, "%" PRIu32 ":%u", e.host, e.port);
+	}
+	return b;
+}
+
+static socklen_t ep_to_sa(bool udp, struct ep e, struct sockaddr_storage *ss)
+{
+	struct sockaddr_onepipe *sop;
+
+	memset(ss, 0, sizeof(*ss));
+	if (udp) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = htonl(e.host);
+		sin->sin_port = htons(e.port);
+		return sizeof(*sin);
+	}
+	sop = (struct sockaddr_onepipe *)ss;
+	sop->sop_family = AF_ONEPIPE;
+	sop->sop_host = e.host;
+	sop->sop_port = e.port;
+	return sizeof(*sop);
+}
+
+static struct ep sa_to_ep(const struct sockaddr_storage *ss)
+{
+	struct ep e = { 0, 0 };
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)ss;
+
+		e.host = ntohl(sin->sin_addr.s_addr);
+		e.port = ntohs(sin->sin_port);
+	} else if (ss->ss_family == AF_ONEPIPE) {
+		const struct sockaddr_onepipe *sop = (const void *)ss;
+
+		e.host = sop->sop_host;
+		e.port = sop->sop_port;
+	}
+	return e;
+}
+
+static bool parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return !errno && !*end;
+}
+
+static uint64_t num_arg(const char *name, const char *s, uint64_t max)
+{
+	uint64_t v;
+
+	if (!parse_u64(s, &v) || v > max)
+		usage_error("bad %s '%s'", name, s);
+	return v;
+}
+
+/* "H:P": H a host id (1Pipe) or an IPv4 address (--udp). */
+static bool parse_ep(const char *s, bool udp, struct ep *e)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	uint64_t h, p;
+	struct in_addr a;
+
+	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
+		return false;
+	memcpy(host, s, colon - s);
+	host[colon - s] = 0;
+	if (!parse_u64(colon + 1, &p) || p > 65535)
+		return false;
+	e->port = p;
+	if (udp) {
+		if (inet_pton(AF_INET, host, &a) != 1)
+			return false;
+		e->host = ntohl(a.s_addr);
+		return true;
+	}
+	if (!parse_u64(host, &h) || h > UINT32_MAX)
+		return false;
+	e->host = h;
+	return true;
+}
+
+static void parse_peers(struct opts *o, const char *list)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int n = 1;
+	const char *c;
+
+	if (!copy)
+		die("out of memory");
+	for (c = list; *c; c++)
+		n += *c == ',';
+	free(o->peers);
+	o->peers = xcalloc(n, sizeof(*o->peers));
+	o->npeers = 0;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!parse_ep(tok, o->udp, &o->peers[o->npeers]))
+			usage_error("bad peer '%s'", tok);
+		o->npeers++;
+	}
+	free(copy);
+}
+
+/* ---- options ------------------------------------------------------ */
+
+static void help(void)
+{
+	puts(
+"usage: op-traffic [options]\n"
+"  --port P            bind port (0 = any)\n"
+"  --type dgram|rdm    socket type (default dgram)\n"
+"  --peers H:P[,...]   possible destinations\n"
+"  --scatterings N     scatterings to send (default 0)\n"
+"  --fanout K          distinct destinations per scattering (default 1)\n"
+"  --size BYTES        message size, >= 36 (default 64)\n"
+"  --interval-us U     pause between scatterings (default 0)\n"
+"  --expect N          stop once N messages were delivered (and all sent)\n"
+"  --linger-ms D       after sending, stop after D ms without progress\n"
+"                      (default 1000)\n"
+"  --log FILE          event log\n"
+"  --unordered         setsockopt(ONEPIPE_ORDERED, 0)\n"
+"  --use-more          one sendmsg(MSG_MORE) per message, not sendmmsg\n"
+"  --sndbuf B --rcvbuf B\n"
+"  --seed S            PRNG seed, mixed with this process's address\n"
+"  --start-at-ns T     send nothing before CLOCK_REALTIME T\n"
+"  --start-file F      wait for file F to hold T, then as --start-at-ns T\n"
+"  --udp               plain UDP baseline: peers are IPv4:port\n"
+"  --bind ADDR         --udp only: local IPv4 address (default any)\n"
+"  --json              summary as one JSON object\n"
+"  --quiet             no summary");
+}
+
+enum {
+	O_PORT = 256, O_TYPE, O_PEERS, O_SCAT, O_FANOUT, O_SIZE, O_INTERVAL,
+	O_EXPECT, O_LINGER, O_LOG, O_UNORDERED, O_MORE, O_SNDBUF, O_RCVBUF,
+	O_SEED, O_START, O_START_FILE, O_QUIET, O_UDP, O_BIND, O_JSON, O_HELP,
+};
+
+static const struct option longopts[] = {
+	{ "port", required_argument, NULL, O_PORT },
+	{ "type", required_argument, NULL, O_TYPE },
+	{ "peers", required_argument, NULL, O_PEERS },
+	{ "scatterings", required_argument, NULL, O_SCAT },
+	{ "fanout", required_argument, NULL, O_FANOUT },
+	{ "size", required_argument, NULL, O_SIZE },
+	{ "interval-us", required_argument, NULL, O_INTERVAL },
+	{ "expect", required_argument, NULL, O_EXPECT },
+	{ "linger-ms", required_argument, NULL, O_LINGER },
+	{ "log", required_argument, NULL, O_LOG },
+	{ "unordered", no_argument, NULL, O_UNORDERED },
+	{ "use-more", no_argument, NULL, O_MORE },
+	{ "sndbuf", required_argument, NULL, O_SNDBUF },
+	{ "rcvbuf", required_argument, NULL, O_RCVBUF },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "start-at-ns", required_argument, NULL, O_START },
+	{ "start-file", required_argument, NULL, O_START_FILE },
+	{ "quiet", no_argument, NULL, O_QUIET },
+	{ "udp", no_argument, NULL, O_UDP },
+	{ "bind", required_argument, NULL, O_BIND },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "help", no_argument, NULL, O_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void set_opt(struct opts *o, int c, const char *a)
+{
+	struct in_addr in;
+
+	switch (c) {
+	case O_PORT:
+		o->port = num_arg("port", a, 65535);
+		break;
+	case O_TYPE:
+		if (!strcmp(a, "dgram"))
+			o->type = SOCK_DGRAM;
+		else if (!strcmp(a, "rdm"))
+			o->type = SOCK_RDM;
+		else
+			usage_error("bad type '%s'", a);
+		break;
+	case O_SCAT:
+		o->scatterings = num_arg("scatterings", a, LONG_MAX);
+		break;
+	case O_FANOUT:
+		o->fanout = num_arg("fanout", a, 65536);
+		break;
+	case O_SIZE:
+		o->size = num_arg("size", a, ONEPIPE_MAX_MSG);
+		break;
+	case O_INTERVAL:
+		o->interval_ns = num_arg("interval", a, UINT32_MAX) * 1000;
+		break;
+	case O_EXPECT:
+		o->expect = num_arg("expect", a, LONG_MAX);
+		break;
+	case O_LINGER:
+		o->linger_ns = num_arg("linger", a, UINT32_MAX) * 1000000;
+		break;
+	case O_SNDBUF:
+		o->sndbuf = num_arg("sndbuf", a, INT_MAX);
+		break;
+	case O_RCVBUF:
+		o->rcvbuf = num_arg("rcvbuf", a, INT_MAX);
+		break;
+	case O_SEED:
+		o->seed = num_arg("seed", a, UINT64_MAX);
+		break;
+	case O_START:
+		o->start_at_ns = num_arg("start-at-ns", a, UINT64_MAX);
+		break;
+	case O_BIND:
+		if (inet_pton(AF_INET, a, &in) != 1)
+			usage_error("bad address '%s'", a);
+		o->bind_addr = ntohl(in.s_addr);
+		break;
+	default:
+		usage_error("bad option");
+	}
+}
+
+static void parse_opts(struct opts *o, int argc, char **argv)
+{
+	const char *peers = NULL;
+	int c;
+
+	*o = (struct opts){ .type = SOCK_DGRAM, .fanout = 1, .size = 64,
+			    .linger_ns = 1000 * 1000000ull, .seed = 1,
+			    .sndbuf = -1, .rcvbuf = -1 };
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_PEERS:
+			peers = optarg;
+			break;
+		case O_LOG:
+			o->log = optarg;
+			break;
+		case O_START_FILE:
+			o->start_file = optarg;
+			break;
+		case O_UNORDERED:
+			o->unordered = true;
+			break;
+		case O_MORE:
+			o->use_more = true;
+			break;
+		case O_QUIET:
+			o->quiet = true;
+			break;
+		case O_UDP:
+			o->udp = true;
+			break;
+		case O_JSON:
+			o->json = true;
+			break;
+		case O_HELP:
+			help();
+			exit(0);
+		case '?':
+			usage_error("unknown option");
+			break;
+		default:
+			set_opt(o, c, optarg);
+		}
+	}
+	if (optind != argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (peers)	/* after the loop: --udp changes how peers parse */
+		parse_peers(o, peers);
+	if (o->size < OPT_HDR_LEN)
+		usage_error("--size must be at least %d", OPT_HDR_LEN);
+	if (o->scatterings && (o->fanout < 1 || o->fanout > o->npeers))
+		usage_error("--fanout %d needs 1..%d peers", o->fanout,
+			    o->npeers);
+	/* UDP corks MSG_MORE data into one datagram: no scatterings there */
+	if (o->udp && (o->type != SOCK_DGRAM || o->unordered || o->use_more))
+		usage_error("--udp takes no --type rdm, --unordered, --use-more");
+}
+
+/* ---- socket ------------------------------------------------------- */
+
+static void set_int(int fd, int level, int name, int val, const char *what)
+{
+	if (setsockopt(fd, level, name, &val, sizeof(val)))
+		die("setsockopt(%s): %s", what, strerror(errno));
+}
+
+/* As root, go past net.core.[rw]mem_max; otherwise take what is allowed. */
+static void set_buf(int fd, int force_opt, int opt, int val)
+{
+	if (!setsockopt(fd, SOL_SOCKET, force_opt, &val, sizeof(val)))
+		return;
+	set_int(fd, SOL_SOCKET, opt, val, "SO_SNDBUF/SO_RCVBUF");
+}
+
+static void open_socket(struct traffic *t)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	struct ep me = { t->o.bind_addr, t->o.port };
+
+	t->fd = socket(t->o.udp ? AF_INET : AF_ONEPIPE,
+		       t->o.type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (t->fd < 0)
+		die("socket: %s", strerror(errno));
+	if (t->o.sndbuf >= 0)
+		set_buf(t->fd, SO_SNDBUFFORCE, SO_SNDBUF, t->o.sndbuf);
+	if (t->o.rcvbuf >= 0)
+		set_buf(t->fd, SO_RCVBUFFORCE, SO_RCVBUF, t->o.rcvbuf);
+	if (t->o.unordered)
+		set_int(t->fd, SOL_ONEPIPE, ONEPIPE_ORDERED, 0,
+			"ONEPIPE_ORDERED");
+	len = ep_to_sa(t->o.udp, me, &ss);
+	if (bind(t->fd, (struct sockaddr *)&ss, len))
+		die("bind: %s", strerror(errno));
+	len = sizeof(ss);
+	if (getsockname(t->fd, (struct sockaddr *)&ss, &len))
+		die("getsockname: %s", strerror(errno));
+	t->self = sa_to_ep(&ss);
+}
+
+/* ---- log and stats ------------------------------------------------ */
+
+static void logline(struct traffic *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void logline(struct traffic *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!t->log)
+		return;
+	va_start(ap, fmt);
+	vfprintf(t->log, fmt, ap);
+	va_end(ap);
+}
+
+static void open_log(struct traffic *t)
+{
+	char b[64];
+
+	if (!t->o.log)
+		return;
+	t->log = fopen(t->o.log, "w");
+	if (!t->log)
+		die("%s: %s", t->o.log, strerror(errno));
+	setvbuf(t->log, NULL, _IOFBF, 1 << 20);
+	ep_str(t, t->self, b, sizeof(b));
+	*strchr(b, ':') = ' ';
+	logline(t, "P %s\n", b);
+	fflush(t->log);		/* tells a launcher this process is up */
+}
+
+static void add_latency(struct stats *st, int64_t lat)
+{
+	if (st->nlat == st->cap) {
+		st->cap = st->cap ? 2 * st->cap : 4096;
+		st->lat = realloc(st->lat, st->cap * sizeof(*st->lat));
+		if (!st->lat)
+			die("out of memory");
+	}
+	st->lat[st->nlat++] = lat;
+}
+
+/* ---- sending ------------------------------------------------------ */
+
+static void tx_alloc(struct traffic *t)
+{
+	struct txs *tx = &t->tx;
+	int i, k = t->o.fanout;
+
+	tx->k = k;
+	tx->dst = xcalloc(k, sizeof(*tx->dst));
+	tx->buf = xcalloc(k, sizeof(*tx->buf));
+	tx->iov = xcalloc(k, sizeof(*tx->iov));
+	tx->name = xcalloc(k, sizeof(*tx->name));
+	tx->msg = xcalloc(k, sizeof(*tx->msg));
+	for (i = 0; i < k; i++) {
+		tx->buf[i] = xcalloc(1, t->o.size);
+		tx->iov[i] = (struct iovec){ tx->buf[i], t->o.size };
+		tx->msg[i].msg_hdr.msg_iov = &tx->iov[i];
+		tx->msg[i].msg_hdr.msg_iovlen = 1;
+		tx->msg[i].msg_hdr.msg_name = &tx->name[i];
+	}
+}
+
+/* Pick k distinct peers: a partial Fisher-Yates shuffle of the indices. */
+static void pick_dests(struct traffic *t)
+{
+	int n = t->o.npeers, i;
+	int *idx = xcalloc(n, sizeof(*idx));
+
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	for (i = 0; i < t->tx.k; i++) {
+		int j = i + rng_next(&t->rng) % (n - i);
+		int tmp = idx[i];
+
+		idx[i] = idx[j];
+		idx[j] = tmp;
+		t->tx.dst[i] = t->o.peers[idx[i]];
+	}
+	free(idx);
+}
+
+/* Encode messages [base, k) as scattering tx->scat_id, idx from 0. */
+static void encode_from(struct traffic *t, int base)
+{
+	struct txs *tx = &t->tx;
+	int i;
+
+	for (i = base; i < tx->k; i++) {
+		struct opt_payload p = {
+			.src_host = t->self.host, .src_port = t->self.port,
+			.scat_id = tx->scat_id, .idx = i - base,
+			.len = t->o.size,
+		};
+
+		opt_encode(tx->buf[i], &p);
+		tx->msg[i].msg_hdr.msg_namelen =
+			ep_to_sa(t->o.udp, tx->dst[i], &tx->name[i]);
+	}
+}
+
+static void build_scattering(struct traffic *t, uint64_t scat_id)
+{
+	pick_dests(t);
+	t->tx.scat_id = scat_id;
+	t->tx.base = 0;
+	t->tx.next = 0;
+	encode_from(t, 0);
+	t->tx.built = true;
+}
+
+static uint64_t last_ts(struct traffic *t, uint64_t send_time)
+{
+	uint64_t ts;
+	socklen_t len = sizeof(ts);
+
+	if (t->o.udp)
+		return send_time;	/* no 1Pipe timestamp: the send time */
+	if (getsockopt(t->fd, SOL_ONEPIPE, ONEPIPE_LAST_TS, &ts, &len))
+		die("getsockopt(ONEPIPE_LAST_TS): %s", strerror(errno));
+	return ts;
+}
+
+/* Messages [from, to) went out as one scattering: log it. */
+static void log_sent(struct traffic *t, int from, int to, uint64_t send_time)
+{
+	uint64_t ts = last_ts(t, send_time);
+	char b[64];
+	int i;
+
+	logline(t, "S %" PRIu64 " %" PRIu64 " ", ts, t->tx.scat_id);
+	for (i = from; i < to; i++)
+		logline(t, "%s%s", i > from ? "," : "",
+			ep_str(t, t->tx.dst[i], b, sizeof(b)));
+	logline(t, "\n");
+	t->st.scats++;
+	t->st.sent += to - from;
+	if (!t->st.first_send)
+		t->st.first_send = send_time;
+	t->st.last_send = send_time;
+}
+
+/*
+ * The send failed with @err.  EAGAIN: wait for POLLOUT.  ENOBUFS: nothing
+ * will signal the end of the shortage, so retry after a short pause.
+ */
+static void send_blocked(struct traffic *t, int err, const char *what)
+{
+	if (err == EAGAIN || err == EWOULDBLOCK)
+		t->want_out = true;
+	else if (err == ENOBUFS)
+		t->next_send = now_mono() + NOBUFS_WAIT_NS;
+	else if (err != EINTR)
+		die("%s: %s", what, strerror(err));
+}
+
+static void stamp_from(struct traffic *t, int from, uint64_t now)
+{
+	int i;
+
+	for (i = from; i < t->tx.k; i++)
+		opt_set_send_time(t->tx.buf[i], now);
+}
+
+/*
+ * The rest of the scattering, from message @from on, cannot share the
+ * timestamp of what went out already: make it a scattering of its own.
+ */
+static void split_scattering(struct traffic *t, int from)
+{
+	t->st.splits++;
+	t->tx.base = from;
+	t->tx.next = from;
+	t->tx.scat_id = t->next_scat_id++;
+	encode_from(t, from);
+}
+
+/* One sendmmsg() = one scattering.  Returns true when it is all sent. */
+static bool send_mmsg(struct traffic *t)
+{
+	struct txs *tx = &t->tx;
+	uint64_t now = now_rt();
+	int n;
+
+	stamp_from(t, tx->base, now);
+	n = sendmmsg(t->fd, tx->msg + tx->base, tx->k - tx->base,
+		     MSG_DONTWAIT);
+	if (n <= 0) {
+		send_blocked(t, n < 0 ? errno : EAGAIN, "sendmmsg");
+		return false;
+	}
+	log_sent(t, tx->base, tx->base + n, now);
+	if (tx->base + n == tx->k)
+		return true;
+	/* AF_ONEPIPE sends what it accepted before the error on its own. */
+	split_scattering(t, tx->base + n);
+	return false;
+}
+
+/*
+ * One sendmsg() per message, MSG_MORE on all but the last.  An error
+ * also ends the scattering being built, and what the socket accepted
+ * before it goes out, so that part is logged as sent.
+ */
+static bool send_more(struct traffic *t)
+{
+	struct txs *tx = &t->tx;
+	uint64_t now = now_rt();
+
+	stamp_from(t, tx->next, now);
+	while (tx->next < tx->k) {
+		int flags = MSG_DONTWAIT | (tx->next + 1 < tx->k ? MSG_MORE : 0);
+
+		if (sendmsg(t->fd, &tx->msg[tx->next].msg_hdr, flags) < 0) {
+			send_blocked(t, errno, "sendmsg");
+			if (tx->next > tx->base) {
+				log_sent(t, tx->base, tx->next, now);
+				split_scattering(t, tx->next);
+			}
+			return false;
+		}
+		tx->next++;
+	}
+	log_sent(t, tx->base, tx->k, now);
+	return true;
+}
+
+static bool sending_done(const struct traffic *t)
+{
+	return t->st.scats - t->st.splits >= (uint64_t)t->o.scatterings;
+}
+
+static void try_send(struct traffic *t)
+{
+	bool done;
+
+	if (!t->tx.built)
+		build_scattering(t, t->next_scat_id++);
+	done = t->o.use_more ? send_more(t) : send_mmsg(t);
+	if (!done)
+		return;
+	t->tx.built = false;
+	t->next_send = now_mono() + t->o.interval_ns;
+	if (sending_done(t))
+		t->last_progress = now_mono();
+}
+
+/* ---- receiving ---------------------------------------------------- */
+
+static void rx_alloc(struct traffic *t)
+{
+	struct rxs *rx = &t->rx;
+	int i;
+
+	for (i = 0; i < RX_BATCH; i++) {
+		rx->buf[i] = xcalloc(1, RX_BUFSZ);
+		rx->iov[i] = (struct iovec){ rx->buf[i], RX_BUFSZ };
+	}
+	rx->ebuf = xcalloc(1, RX_BUFSZ);
+}
+
+static void rx_arm(struct rxs *rx)
+{
+	int i;
+
+	for (i = 0; i < RX_BATCH; i++) {
+		struct msghdr *m = &rx->msg[i].msg_hdr;
+
+		m->msg_name = &rx->name[i];
+		m->msg_namelen = sizeof(rx->name[i]);
+		m->msg_iov = &rx->iov[i];
+		m->msg_iovlen = 1;
+		m->msg_control = rx->ctl[i];
+		m->msg_controllen = CMSG_BUFSZ;
+		m->msg_flags = 0;
+	}
+}
+
+static bool cmsg_u64(struct msghdr *m, int type, uint64_t *v)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level == SOL_ONEPIPE && c->cmsg_type == type &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(*v))) {
+			memcpy(v, CMSG_DATA(c), sizeof(*v));
+			return true;
+		}
+	}
+	return false;
+}
+
+static void log_bad(struct traffic *t, struct ep src, const char *why)
+{
+	char b[64];
+
+	logline(t, "X %s %s\n", ep_str(t, src, b, sizeof(b)), why);
+	t->st.bad++;
+}
+
+/* Verify and log one delivered message. */
+static void rx_one(struct traffic *t, struct msghdr *m, size_t n,
+		   uint64_t now)
+{
+	struct ep src = sa_to_ep(m->msg_name);
+	struct opt_payload p;
+	enum opt_verify v;
+	uint64_t ts = 0;
+	char b[64];
+
+	if (m->msg_flags & MSG_TRUNC) {
+		log_bad(t, src, "truncated");
+		return;
+	}
+	if (!t->o.udp && !cmsg_u64(m, ONEPIPE_CMSG_TS, &ts)) {
+		log_bad(t, src, "no-ts-cmsg");
+		return;
+	}
+	v = opt_decode(m->msg_iov->iov_base, n, &p);
+	/* src_host 0: a --udp sender bound to the any address */
+	if (v == OPT_OK && (p.src_port != src.port ||
+			    (p.src_host != src.host && p.src_host)))
+		v = OPT_SRC_BAD;
+	if (v != OPT_OK) {
+		log_bad(t, src, opt_verify_str(v));
+		return;
+	}
+	if (t->o.udp)
+		ts = p.send_time_ns;
+	logline(t, "R %" PRIu64 " %s %" PRIu64 " %" PRIu32 " %zu %" PRId64 "\n",
+		ts, ep_str(t, src, b, sizeof(b)), p.scat_id, p.idx, n,
+		(int64_t)(now - p.send_time_ns));
+	add_latency(&t->st, (int64_t)(now - p.send_time_ns));
+	if (!t->st.first_recv)
+		t->st.first_recv = now;
+	t->st.last_recv = now;
+	t->st.recvd++;
+}
+
+static void drain_rx(struct traffic *t)
+{
+	int total = 0, n, i;
+	uint64_t now;
+
+	while (total < RX_BUDGET) {
+		rx_arm(&t->rx);
+		n = recvmmsg(t->fd, t->rx.msg, RX_BATCH, MSG_DONTWAIT, NULL);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK ||
+			    errno == EINTR)
+				return;
+			die("recvmmsg: %s", strerror(errno));
+		}
+		now = now_rt();
+		for (i = 0; i < n; i++)
+			rx_one(t, &t->rx.msg[i].msg_hdr, t->rx.msg[i].msg_len,
+			       now);
+		if (n)
+			t->last_progress = now_mono();
+		total += n;
+		if (n < RX_BATCH)
+			return;
+	}
+}
+
+static bool cmsg_recverr(struct msghdr *m, struct onepipe_recverr *e)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level == SOL_ONEPIPE &&
+		    c->cmsg_type == ONEPIPE_CMSG_RECVERR &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(*e))) {
+			memcpy(e, CMSG_DATA(c), sizeof(*e));
+			return true;
+		}
+	}
+	return false;
+}
+
+/* One send-failure notification; returns false when the queue is empty. */
+static bool errq_one(struct traffic *t)
+{
+	struct onepipe_recverr e;
+	struct sockaddr_storage ss;
+	char ctl[CMSG_BUFSZ], b[64];
+	struct iovec iov = { t->rx.ebuf, RX_BUFSZ };
+	struct msghdr m = { .msg_name = &ss, .msg_namelen = sizeof(ss),
+			    .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct opt_payload p;
+	enum opt_verify v;
+	struct ep dst;
+	uint64_t ts = 0;
+	ssize_t n;
+
+	n = recvmsg(t->fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return false;
+		die("recvmsg(MSG_ERRQUEUE): %s", strerror(errno));
+	}
+	if (!cmsg_recverr(&m, &e)) {
+		log_bad(t, t->self, "errqueue-no-recverr");
+		return true;
+	}
+	dst = (struct ep){ e.offender.sop_host, e.offender.sop_port };
+	if (!cmsg_u64(&m, ONEPIPE_CMSG_TS, &ts))
+		log_bad(t, dst, "errqueue-no-ts-cmsg");
+	v = opt_decode(t->rx.ebuf, n, &p);
+	if (v == OPT_SHORT || v == OPT_MAGIC_BAD) {
+		log_bad(t, dst, "errqueue-payload");
+		return true;
+	}
+	if (v != OPT_OK)	/* header still usable: log the E line too */
+		log_bad(t, dst, "errqueue-payload");
+	logline(t, "E %" PRIu64 " %s %" PRIu64 " %" PRIu32 " %" PRIu32 " %u\n",
+		ts, ep_str(t, dst, b, sizeof(b)), p.scat_id, p.idx,
+		e.ee.ee_errno, e.ee.ee_code);
+	t->st.failed++;
+	t->last_progress = now_mono();
+	return true;
+}
+
+/* Drain the error queue; @signalled: poll() said POLLERR. */
+static void drain_errq(struct traffic *t, bool signalled)
+{
+	uint64_t got = 0;
+	int err;
+	socklen_t len = sizeof(err);
+
+	if (t->o.udp)
+		return;
+	while (errq_one(t))
+		got++;
+	if (!signalled)		/* found by the periodic sweep */
+		t->st.errq_swept += got;
+	else if (!got && !getsockopt(t->fd, SOL_SOCKET, SO_ERROR, &err, &len) &&
+		 err)
+		fprintf(stderr, "op-traffic: socket error: %s\n",
+			strerror(err));
+	t->next_sweep = now_mono() + ERRQ_SWEEP_NS;
+}
+
+/* ---- main loop ---------------------------------------------------- */
+
+static bool finished(struct traffic *t, uint64_t mono)
+{
+	if (!t->started || !sending_done(t))
+		return false;
+	if (t->o.expect && t->st.recvd >= (uint64_t)t->o.expect)
+		return true;
+	return mono >= t->last_progress + t->o.linger_ns;
+}
+
+static int ms_until(uint64_t now, uint64_t then)
+{
+	uint64_t d;
+
+	if (then <= now)
+		return 0;
+	d = (then - now + 999999) / 1000000;
+	return d > 1000 ? 1000 : (int)d;
+}
+
+/* How long poll() may sleep before the next thing we must do. */
+static int poll_timeout(struct traffic *t, uint64_t mono)
+{
+	uint64_t rt = now_rt(), due = t->next_sweep;
+	int ms;
+
+	if (!t->started && t->o.start_file)
+		return START_FILE_POLL_MS;
+	if (!t->started)
+		return ms_until(rt, t->o.start_at_ns);
+	if (!sending_done(t) && !t->want_out && t->next_send < due)
+		due = t->next_send;
+	if (sending_done(t) && t->last_progress + t->o.linger_ns < due)
+		due = t->last_progress + t->o.linger_ns;
+	ms = ms_until(mono, due);
+	return ms;
+}
+
+/*
+ * --start-file: whoever starts the processes writes the common start time
+ * there once all of them are up (their logs have a P line).
+ */
+static bool read_start_file(struct traffic *t)
+{
+	unsigned long long v;
+	FILE *f = fopen(t->o.start_file, "r");
+	int n;
+
+	if (!f)
+		return false;
+	n = fscanf(f, "%llu", &v);
+	fclose(f);
+	if (n != 1)
+		return false;	/* not written completely yet */
+	t->o.start_at_ns = v;
+	t->o.start_file = NULL;
+	return true;
+}
+
+static void start(struct traffic *t)
+{
+	if (t->o.start_file && !read_start_file(t))
+		return;
+	if (now_rt() < t->o.start_at_ns)
+		return;
+	t->started = true;
+	t->next_send = now_mono();
+	t->last_progress = now_mono();
+}
+
+static void loop(struct traffic *t)
+{
+	uint64_t mono;
+
+	t->next_sweep = now_mono() + ERRQ_SWEEP_NS;
+	for (;;) {
+		struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
+
+		mono = now_mono();
+		if (!t->started)
+			start(t);
+		if (finished(t, mono))
+			return;
+		if (t->want_out)
+			pfd.events |= POLLOUT;
+		if (poll(&pfd, 1, poll_timeout(t, mono)) < 0 && errno != EINTR)
+			die("poll: %s", strerror(errno));
+		if (pfd.revents & POLLERR)
+			drain_errq(t, true);
+		if (pfd.revents & POLLIN)
+			drain_rx(t);
+		if (pfd.revents & POLLOUT)
+			t->want_out = false;
+		mono = now_mono();
+		if (mono >= t->next_sweep)
+			drain_errq(t, false);
+		if (t->started && !sending_done(t) && !t->want_out &&
+		    mono >= t->next_send)
+			try_send(t);
+	}
+}
+
+/* ---- summary ------------------------------------------------------ */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int64_t pct(const struct stats *st, int p)
+{
+	if (!st->nlat)
+		return 0;
+	return st->lat[(st->nlat - 1) * p / 100];
+}
+
+static double rate(uint64_t n, uint64_t from, uint64_t to)
+{
+	if (n < 2 || to <= from)
+		return 0;
+	return (double)(n - 1) * NSEC / (double)(to - from);
+}
+
+static void summary_json(const struct traffic *t)
+{
+	const struct stats *s = &t->st;
+	char b[64];
+
+	printf("{\"self\":\"%s\",\"mode\":\"%s\",\"scatterings\":%" PRIu64
+	       ",\"sent\":%" PRIu64 ",\"received\":%" PRIu64
+	       ",\"failed\":%" PRIu64 ",\"bad\":%" PRIu64
+	       ",\"splits\":%" PRIu64 ",\"errq_swept\":%" PRIu64
+	       ",\"first_send_ns\":%" PRIu64 ",\"last_send_ns\":%" PRIu64
+	       ",\"first_recv_ns\":%" PRIu64 ",\"last_recv_ns\":%" PRIu64
+	       ",\"send_rate\":%.1f,\"recv_rate\":%.1f"
+	       ",\"lat_p50_ns\":%" PRId64 ",\"lat_p99_ns\":%" PRId64 "}\n",
+	       ep_str(t, t->self, b, sizeof(b)),
+	       t->o.udp ? "udp" : t->o.unordered ? "unordered" : "ordered",
+	       s->scats, s->sent, s->recvd, s->failed, s->bad, s->splits,
+	       s->errq_swept, s->first_send, s->last_send,
+	       s->first_recv, s->last_recv,
+	       rate(s->sent, s->first_send, s->last_send),
+	       rate(s->recvd, s->first_recv, s->last_recv),
+	       pct(s, 50), pct(s, 99));
+}
+
+static void summary(struct traffic *t)
+{
+	struct stats *s = &t->st;
+	char b[64];
+
+	qsort(s->lat, s->nlat, sizeof(*s->lat), cmp_i64);
+	if (t->o.quiet)
+		return;
+	if (t->o.json)
+		return summary_json(t);
+	printf("op-traffic %s: sent %" PRIu64 " msgs in %" PRIu64
+	       " scatterings (%.0f msg/s), received %" PRIu64
+	       " (%.0f msg/s), failed %" PRIu64 ", bad %" PRIu64
+	       ", latency p50 %.1f us p99 %.1f us\n",
+	       ep_str(t, t->self, b, sizeof(b)), s->sent, s->scats,
+	       rate(s->sent, s->first_send, s->last_send), s->recvd,
+	       rate(s->recvd, s->first_recv, s->last_recv), s->failed,
+	       s->bad, pct(s, 50) / 1e3, pct(s, 99) / 1e3);
+}
+
+int main(int argc, char **argv)
+{
+	static struct traffic t;
+
+	parse_opts(&t.o, argc, argv);
+	open_socket(&t);
+	t.rng = t.o.seed ^ (((uint64_t)t.self.host << 16) | t.self.port);
+	t.rng = t.rng * 0x9e3779b97f4a7c15ull;
+	if (!t.rng)	/* xorshift never leaves 0 */
+		t.rng = 1;
+	open_log(&t);
+	if (t.o.scatterings)
+		tx_alloc(&t);
+	rx_alloc(&t);
+	loop(&t);
+	if (t.log && fclose(t.log))
+		die("%s: %s", t.o.log, strerror(errno));
+	close(t.fd);
+	summary(&t);
+	return 0;
+}
