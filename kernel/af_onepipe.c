@@ -245,9 +245,8 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		goto out_flush;
 	}
 	if (!READ_ONCE(on->up)) {
-		op_pending_purge(os);
 		err = -ENETDOWN;
-		goto out;
+		goto out_flush;
 	}
 	err = op_autobind(on, os);
 	if (err)
@@ -275,18 +274,18 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	__skb_queue_tail(&os->pending, skb);
 	os->pending_bytes += len;
 
-	err = more ? 0 : op_tx_scattering(on, os);
+	err = more ? 0 : op_tx_scattering(on, os, true);
 	release_sock(sk);
 	return err ?: len;
 
 out_flush:
 	/*
 	 * An error ends the scattering being built; what was accepted before
-	 * it goes out, as sendmmsg() reported those messages sent.
+	 * it goes out, as sendmmsg() reported those messages sent (or, if
+	 * that fails too, is reported on the error queue).
 	 */
 	if (!skb_queue_empty(&os->pending))
-		op_tx_scattering(on, os);
-out:
+		op_tx_scattering(on, os, false);
 	release_sock(sk);
 	return err;
 }

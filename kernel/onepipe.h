@@ -290,7 +290,7 @@ struct op_peer *op_peer_get(struct op_net *on, u32 host, gfp_t gfp);
 void op_tick_start(struct op_net *on);
 
 /* tx.c */
-int op_tx_scattering(struct op_net *on, struct op_sock *os);
+int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own);
 void op_ctl_queue(struct op_net *on, struct sk_buff_head *ctl, u8 type,
 		  u32 dst_host, u32 seq, u32 aux, u8 code);
 void op_tx_ctl(struct op_net *on, struct sk_buff_head *ctl);

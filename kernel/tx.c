@@ -68,18 +68,36 @@ static int op_build_packets(struct op_net *on, struct op_sock *os,
 	return 0;
 }
 
+/*
+ * A scattering could not be sent.  The caller's own message (the last
+ * one, when @own) fails with the call's error; the messages earlier
+ * calls accepted are reported on the error queue, as lost messages are.
+ */
+static void op_tx_drop(struct op_sock *os, bool own, int err)
+{
+	int code = err == -ENETDOWN ? ONEPIPE_EE_DOWN : ONEPIPE_EE_NOBUFS;
+	struct sk_buff *skb;
+
+	if (own)
+		kfree_skb(__skb_dequeue_tail(&os->pending));
+	while ((skb = __skb_dequeue(&os->pending)))
+		op_sock_fail(&os->sk, skb, code);
+	os->pending_bytes = 0;
+}
+
 /**
  * op_tx_scattering() - stamp and send the socket's pending scattering
  * @on: this host
  * @os: the sending socket; its lock is held
+ * @own: the last pending message is the current sendmsg() call's
  *
  * All messages get one timestamp.  Each then waits on its destination
  * peer's outstanding queue for the end-to-end ACK.
  *
- * Return: 0, -ENETDOWN if the host is down, -ENOBUFS without memory; on
- * error the whole scattering is dropped.
+ * Return: 0, -ENETDOWN if the host is down, -ENOBUFS without memory.  On
+ * error nothing is sent: see op_tx_drop() for what the sender hears.
  */
-int op_tx_scattering(struct op_net *on, struct op_sock *os)
+int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own)
 {
 	u64 ack_ns = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
 	unsigned int nmsgs = skb_queue_len(&os->pending);
@@ -145,8 +163,7 @@ int op_tx_scattering(struct op_net *on, struct op_sock *os)
 
 out_drop:
 	__skb_queue_purge(&wire);
-	__skb_queue_purge(&os->pending);
-	os->pending_bytes = 0;
+	op_tx_drop(os, own, err);
 	return err;
 }
 

@@ -67,6 +67,7 @@ static inline bool op_agg_update(struct op_agg *a, const struct op_link *links,
 {
 	return op_agg_update_slack(a, links, n, 0);
 }
+
 int op_agg_link_state(const struct op_agg *a, const struct op_link *links,
 		      unsigned int i);
 
