@@ -1,0 +1,497 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared helpers for the AF_ONEPIPE scenario selftests (sourced, not run).
+#
+# A scenario declares its test points up front with tap_plan, reports each
+# one with tap_pass/tap_fail, and may give up with tap_abort: every point
+# not reported by then is printed as "not ok ... not run", so the TAP
+# counts stay honest whatever happens.  The EXIT trap brings the fabric
+# down, kills what the scenario started and keeps the logs under
+# .build/selftests/logs/<scenario>/ for post-mortems on the host.
+
+set -u
+
+TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)}
+FABRIC=${FABRIC:-$TOP/tools/fabric/fabric}
+ONEPIPE=${ONEPIPE:-$TOP/tools/onepipe/onepipe}
+TRAFFIC=${TRAFFIC:-$TOP/tools/traffic/op-traffic}
+CHECK=${CHECK:-$TOP/tools/checker/op-check}
+ONEPIPE_KO=${ONEPIPE_KO:-$TOP/kernel/onepipe.ko}
+
+SCENARIO=$(basename "$0" .sh)
+WORK=$(mktemp -d "/tmp/op-$SCENARIO.XXXXXX")
+LOGKEEP=$TOP/.build/selftests/logs/$SCENARIO
+
+_t0=$SECONDS
+_tap_names=()
+_tap_next=0
+_tap_failed=0
+_fabric_up=0
+_pids=()
+
+# ------------------------------------------------------------------ TAP
+
+# tap_plan NAME...: declare the test points, in the order they will come.
+tap_plan()
+{
+	_tap_names=("$@")
+	echo "TAP version 13"
+	echo "1..$#"
+}
+
+# step WHAT: a timestamped diagnostic, to see where a scenario's time goes.
+step() { echo "# [$((SECONDS - _t0))s] $*"; }
+
+# Diagnostic lines (TAP comments).
+diag()
+{
+	local l
+	printf '%s\n' "$@" | while IFS= read -r l; do echo "# $l"; done
+}
+
+# Reports the next point; its name must be the one declared next.
+_tap_report()
+{
+	local status=$1 name=$2 text=$3 want
+	want=${_tap_names[$_tap_next]:-}
+	if [ "$want" != "$name" ]; then
+		diag "lib.sh: reported '$name' but expected '$want'"
+	fi
+	_tap_next=$((_tap_next + 1))
+	if [ "$status" = ok ]; then
+		echo "ok $_tap_next - $name${text:+ ($text)}"
+	else
+		_tap_failed=$((_tap_failed + 1))
+		echo "not ok $_tap_next - $name: ${text:-failed}"
+	fi
+}
+
+tap_pass() { _tap_report ok "$1" "${2:-}"; }
+tap_fail() { _tap_report fail "$1" "${2:-failed}"; }
+
+# tap_check NAME REASON CMD...: pass when CMD succeeds.
+tap_check()
+{
+	local name=$1 reason=$2
+	shift 2
+	if "$@"; then
+		tap_pass "$name"
+	else
+		tap_fail "$name" "$reason"
+	fi
+}
+
+# Every point not reported yet fails with REASON; then exit.
+tap_abort()
+{
+	local reason=$1
+	diag "aborting: $reason"
+	while [ "$_tap_next" -lt "${#_tap_names[@]}" ]; do
+		_tap_report fail "${_tap_names[$_tap_next]}" "not run: $reason"
+	done
+	exit 1
+}
+
+# ------------------------------------------------------------- cleanup
+
+# udp_drops: "node:N ..." for every fabric namespace whose UDP sockets
+# dropped datagrams for want of receive buffer space (RcvbufErrors).
+udp_drops()
+{
+	local ns n out=
+	for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^op-/ { print $1 }'); do
+		n=$(ip netns exec "$ns" awk '/^Udp:/ && ++i == 2 {
+			print $6 }' /proc/net/snmp 2>/dev/null)
+		[ "${n:-0}" = 0 ] || out+=" ${ns#op-}:$n"
+	done
+	echo "${out# }"
+}
+
+# host_diag: the host counters that explain lost or late messages.
+host_diag()
+{
+	local h k line
+	snapshot "$WORK/.diag" hosts
+	for h in $(awk '{ print $1 }' "$WORK/.diag" | sort -u); do
+		line="$h:"
+		for k in rx_late link_timeouts rx_reasm_drop rx_nobufs \
+			 rx_noport tx_errors send_failures rx_bad; do
+			line+=" $k $(snap "$WORK/.diag" "$h" "$k")"
+		done
+		echo "$line"
+	done
+}
+
+_cleanup()
+{
+	local rc=$? p d
+	trap - EXIT INT TERM
+	for p in "${_pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${_pids[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	if [ "$_fabric_up" = 1 ]; then
+		# What explains a failure: drops and the hosts' counters.
+		if [ "$_tap_failed" -gt 0 ] || [ "$rc" -ne 0 ]; then
+			d=$(udp_drops)
+			[ -z "$d" ] ||
+				diag "UDP receive buffer drops (RcvbufErrors): $d"
+			diag "$(host_diag)"
+			step "collected diagnostics"
+		fi
+		timeout 60 "$FABRIC" down >"$WORK/fabric-down.out" 2>&1 ||
+			diag "fabric down failed: $(tail -n 3 "$WORK/fabric-down.out")"
+		step "fabric down"
+	fi
+	if [ -n "${SCENARIO_CLEANUP:-}" ]; then
+		$SCENARIO_CLEANUP
+	fi
+	rm -rf "$LOGKEEP"
+	mkdir -p "$LOGKEEP" 2>/dev/null && cp -r "$WORK/." "$LOGKEEP/" 2>/dev/null
+	rm -rf "$WORK"
+	# Unreported points (an unexpected exit) count as failures.
+	if [ "$_tap_next" -lt "${#_tap_names[@]}" ]; then
+		while [ "$_tap_next" -lt "${#_tap_names[@]}" ]; do
+			_tap_report fail "${_tap_names[$_tap_next]}" \
+				"not run: scenario exited early (status $rc)"
+		done
+	fi
+	[ "$_tap_failed" -eq 0 ] && [ "$rc" -eq 0 ] && exit 0
+	exit 1
+}
+trap _cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ------------------------------------------------------------- prereqs
+
+# need_tools TOOL...: abort (all points fail) if a tool is missing.
+need_tools()
+{
+	local t
+	for t in "$@"; do
+		[ -x "$t" ] || tap_abort "missing $t (not built?)"
+	done
+}
+
+# load_module: insmod onepipe.ko (after the modules it depends on, which
+# insmod does not load by itself) unless it is loaded already.
+load_module()
+{
+	local m
+	grep -q '^onepipe ' /proc/modules && return 0
+	for m in $(modinfo -F depends "$ONEPIPE_KO" 2>/dev/null | tr , ' '); do
+		modprobe -q "$m"
+	done
+	insmod "$ONEPIPE_KO"
+}
+
+need_module()
+{
+	grep -q '^onepipe ' /proc/modules || tap_abort "onepipe.ko not loaded"
+}
+
+# -------------------------------------------------------------- fabric
+
+# fabric_up ARGS...: bring the fabric up or abort the scenario.
+fabric_up()
+{
+	"$FABRIC" down >/dev/null 2>&1	# leftovers of an earlier run
+	_fabric_up=1
+	# ACKs cross three software switches in an emulated guest: allow
+	# them 1 s (scenarios that want the 100 ms default pass their own).
+	case " $* " in
+	*" --ack-timeout-ms "*) ;;
+	*) set -- "$@" --ack-timeout-ms "${OP_ACK_TIMEOUT_MS:-1000}" ;;
+	esac
+	# Beacons every 1 ms on every link of a 7-node fabric keep an
+	# emulated guest busy; a slower beat leaves it time for the tests.
+	case " $* " in
+	*" --interval-us "*) ;;
+	*) set -- "$@" --interval-us "${OP_INTERVAL_US:-2000}" ;;
+	esac
+	# A link is removed after timeout-intervals of silence, and an
+	# emulated guest can deschedule a switch for tens of ms: the default
+	# 10 intervals would remove live links, and their later packets would
+	# then arrive late.  Give links 200 ms unless the scenario says.
+	case " $* " in
+	*" --timeout-intervals "*) ;;
+	*) set -- "$@" --timeout-intervals "${OP_TIMEOUT_INTERVALS:-100}" ;;
+	esac
+	if ! timeout 120 "$FABRIC" up "$@" >"$WORK/fabric-up.out" 2>&1; then
+		diag "fabric up $* failed:" "$(tail -n 20 "$WORK/fabric-up.out")"
+		return 1
+	fi
+	timeout 30 "$FABRIC" status >"$WORK/fabric-status.out" 2>&1
+	fifo_links || diag "could not set rps_cpus on the fabric's links"
+	step "fabric up $*"
+	return 0
+}
+
+# fifo_links: steer every fabric veth's receive path through RPS, so that
+# packets a sender transmits from different CPUs (a data packet from a
+# syscall, a beacon from a timer; a switch that migrated) are queued on
+# one CPU's backlog and keep their order: without it a veth is not FIFO
+# on an SMP guest, and 1Pipe assumes FIFO links.  OP_FIFO_LINKS=0 leaves
+# the kernel's default.
+fifo_links()
+{
+	local ns mask
+	[ "${OP_FIFO_LINKS:-1}" = 1 ] || return 0
+	mask=$(printf '%x' $(((1 << $(nproc)) - 1)))
+	for ns in $(ip netns list | awk '$1 ~ /^op-/ { print $1 }'); do
+		ip netns exec "$ns" sh -c '
+			for q in /sys/class/net/*/queues/rx-*/rps_cpus; do
+				case "$q" in */lo/*) continue ;; esac
+				echo "$1" >"$q"
+			done' _ "$mask" || return 1
+	done
+}
+
+# fx HOST CMD...: run CMD in a fabric host (or switch) namespace.
+fx()
+{
+	"$FABRIC" exec "$@"
+}
+
+# ------------------------------------------------------------- traffic
+
+now_ns() { date +%s%N; }
+
+# traffic_start HOST PORT LOG MAXSEC ARGS...: one op-traffic in HOST,
+# in the background, killed after MAXSEC.  It binds its socket, then waits
+# for the start time that traffic_go writes, so that every process of a
+# round starts sending together.
+traffic_start()
+{
+	local host=$1 port=$2 log=$3 maxs=$4
+	shift 4
+	# Straight into the host's netns (op-hN, the fabric's naming
+	# contract): one bash less per launch matters under emulation.
+	ip netns exec "op-$host" timeout -k 5 "$maxs" "$TRAFFIC" --port "$port" \
+		--log "$log" --start-file "$WORK/start.$_round" "$@" \
+		>"$log.out" 2>&1 &
+	_pids+=("$!")
+	_traffic+=("$!:$log")
+}
+_round=0
+
+# traffic_go: waits (up to 60 s) until every op-traffic of this round has
+# bound its socket (its log has the P line), then sets the start 1 s
+# ahead.  A process that is not bound by then would see its peers' first
+# messages refused (NOPORT): that is reported.
+traffic_go()
+{
+	local e log missing deadline=$((SECONDS + 60)) f=$WORK/start.$_round
+	while :; do
+		missing=
+		for e in "${_traffic[@]}"; do
+			log=${e#*:}
+			grep -q '^P ' "$log" 2>/dev/null ||
+				missing+=" $(basename "$log" .log)"
+		done
+		[ -z "$missing" ] || [ "$SECONDS" -ge "$deadline" ] && break
+		sleep 0.2
+	done
+	[ -z "$missing" ] || diag "not bound after 60 s:$missing"
+	echo $(($(now_ns) + 1000000000)) >"$f.tmp" && mv "$f.tmp" "$f"
+	step "${#_traffic[@]} op-traffic bound; round $_round starts in 1 s"
+	[ -z "$missing" ]
+}
+
+# traffic_wait: waits for every op-traffic started since the last call;
+# returns the number that failed and lists them as diagnostics.
+traffic_wait()
+{
+	local e pid log rc bad=0
+	for e in "${_traffic[@]}"; do
+		pid=${e%%:*}
+		log=${e#*:}
+		rc=0
+		wait "$pid" || rc=$?
+		echo "$rc" >"$log.rc"
+		if [ "$rc" -ne 0 ]; then
+			bad=$((bad + 1))
+			diag "op-traffic $(basename "$log") exited $rc:" \
+				"$(tail -n 5 "$log.out")"
+		fi
+	done
+	step "traffic round $_round done"
+	_traffic=()
+	_round=$((_round + 1))
+	return "$bad"
+}
+_traffic=()
+
+# peers_except SELF LIST: comma list of LIST's entries other than SELF.
+peers_except()
+{
+	local self=$1 e out=
+	shift
+	for e in "$@"; do
+		[ "$e" = "$self" ] || out+="${out:+,}$e"
+	done
+	echo "$out"
+}
+
+# Count log lines of one kind ("S", "R", "E") over LOG files.
+count_lines()
+{
+	local kind=$1
+	shift
+	cat "$@" 2>/dev/null | awk -v k="$kind" '$1 == k { n++ } END { print n + 0 }'
+}
+
+# Messages sent over LOG files: the destinations of every S line (a
+# scattering that op-traffic had to split is logged as several S lines).
+sent_msgs()
+{
+	cat "$@" 2>/dev/null |
+		awk '$1 == "S" { n += split($4, d, ",") } END { print n + 0 }'
+}
+
+# Median of the R lines' latency (ns) over LOG files; 0 if none.
+lat_p50()
+{
+	cat "$@" 2>/dev/null | awk '$1 == "R" { print $7 }' | sort -n |
+		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'
+}
+
+# run_check NAME ARGS... LOGS: op-check as test point NAME.
+run_check()
+{
+	local name=$1 out=$WORK/op-check-$1.out rc=0
+	shift
+	timeout 120 "$CHECK" "$@" >"$out" 2>&1 || rc=$?
+	step "op-check done"
+	if [ "$rc" -eq 0 ]; then
+		tap_pass "$name"
+	else
+		diag "op-check $* exited $rc:" "$(head -n 30 "$out")"
+		tap_fail "$name" "op-check exited $rc"
+	fi
+}
+
+# ------------------------------------------------------------- counters
+#
+# Python starts slowly under emulation, so counters are read in
+# snapshots: one python run collects every fabric host's "onepipe -j host
+# show" and every switch's stats into a flat file of "NODE KEY VALUE"
+# lines (NODE is hN, a switch name, or SWITCH:PORT for a switch port),
+# and snap reads single values out of it with awk.
+
+# snapshot FILE [hosts|switches|all]
+snapshot()
+{
+	local out=$1 what=${2:-all}
+	: >"$WORK/.status.json"
+	if [ "$what" != hosts ]; then
+		"$FABRIC" status --json >"$WORK/.status.json" 2>/dev/null
+	fi
+	python3 - "$ONEPIPE" "$WORK/.status.json" "$what" >"$out" <<'PY'
+import json, subprocess, sys
+
+onepipe, status, what = sys.argv[1:4]
+
+def emit(node, d):
+    for k, v in d.items():
+        if isinstance(v, dict):
+            emit(node, v)
+        elif not isinstance(v, list):
+            print(node, k, "null" if v is None else v)
+
+if what != "switches":
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True,
+                        text=True).stdout.split()
+    for n in sorted(x for x in ns if x.startswith("op-h")):
+        r = subprocess.run(["ip", "netns", "exec", n, onepipe, "-j", "host",
+                            "show"], capture_output=True, text=True)
+        try:
+            h = json.loads(r.stdout)
+        except ValueError:
+            continue
+        emit(n[3:], h[0] if isinstance(h, list) else h)
+if what != "hosts":
+    text, dec, pos = open(status).read(), json.JSONDecoder(), 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            break
+        try:
+            sw, pos = dec.raw_decode(text, pos)
+        except ValueError:
+            break
+        emit(sw["name"], {k: v for k, v in sw.items() if k != "ports"})
+        for p in sw.get("ports", []):
+            emit(sw["name"] + ":" + p["name"], p)
+PY
+}
+
+# snap FILE NODE KEY: one value of a snapshot ("" if absent).
+snap()
+{
+	awk -v n="$2" -v k="$3" '$1 == n && $2 == k { print $3; exit }' "$1"
+}
+
+# host_counter HOST NAME: one counter of a fabric host, now.
+host_counter()
+{
+	snapshot "$WORK/.one" hosts
+	snap "$WORK/.one" "$1" "$2"
+}
+
+# switch_stat SWITCH KEY [PORT]: a switch counter ("rx_bad",
+# "rx_unknown_src", "pid"...) or, with PORT, a field of one of its ports
+# ("state", "rx_pkts"...), now.
+switch_stat()
+{
+	snapshot "$WORK/.one" switches
+	snap "$WORK/.one" "$1${3:+:$3}" "$2"
+}
+
+# json_get PATH: reads JSON on stdin, prints the value at PATH
+# (dot-separated keys; a top-level list takes its first element).
+json_get()
+{
+	python3 -c '
+import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    if isinstance(v, list):
+        v = v[0]
+    v = v[k]
+print(v)
+' "$1"
+}
+
+# ----------------------------------------------------------- kernel log
+
+# Kernel log lines that mean a bug (same list as tools/vm/run).
+BAD_KMSG='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|refcount_t'
+BAD_KMSG+='|list_add corruption|list_del corruption|INFO: task .* blocked'
+BAD_KMSG+='|watchdog: BUG'
+
+dmesg_mark() { dmesg | wc -l; }
+
+# dmesg_bad_since MARK: prints bad kernel log lines logged after MARK.
+dmesg_bad_since()
+{
+	dmesg | tail -n +"$(($1 + 1))" | grep -E -- "$BAD_KMSG"
+}
+
+# wait_port_state SWITCH PORT STATE SECONDS: polls the switch's stats.
+wait_port_state()
+{
+	local sw=$1 port=$2 want=$3 deadline=$((SECONDS + $4)) st
+	while :; do
+		st=$(switch_stat "$sw" state "$port")
+		[ "$st" = "$want" ] && return 0
+		[ "$SECONDS" -ge "$deadline" ] && break
+		sleep 0.5
+	done
+	diag "$sw port $port: state '${st:-?}', wanted '$want'"
+	return 1
+}

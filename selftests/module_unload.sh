@@ -1,0 +1,176 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Module lifetime (run last: it unloads onepipe.ko).  An open socket pins
+# the module; once it is closed rmmod works and insmod brings the family
+# back.  Network namespaces with a configured host may be deleted while
+# the module is loaded, even under a socket that still has traffic in
+# flight, without leaks (rmmod still works afterwards) or kernel warnings.
+source "$(dirname "$0")/lib.sh"
+
+NS1=op-unload-1
+NS2=op-unload-2
+
+tap_plan "module loaded" "rmmod refused while a socket is open" \
+	"family still works after the refused rmmod" \
+	"rmmod succeeds once the socket is closed" \
+	"insmod again works" "configured netns deleted cleanly" \
+	"netns deleted under a busy socket" \
+	"rmmod works after the netns churn" "insmod after the churn works" \
+	"kernel log clean"
+
+netns_cleanup()
+{
+	ip netns del $NS1 2>/dev/null
+	ip netns del $NS2 2>/dev/null
+	load_module 2>/dev/null
+}
+SCENARIO_CLEANUP=netns_cleanup
+
+loaded() { grep -q '^onepipe ' /proc/modules; }
+
+# Creates an AF_ONEPIPE socket and exits: the family is registered.
+family_works()
+{
+	python3 -c 'import socket; socket.socket(23, socket.SOCK_DGRAM, 0).close()'
+}
+
+# mkhost NS ID: netns with a dummy device 10.99.ID.1 and a configured host
+# whose uplink (10.99.ID.2) does not exist: packets just go nowhere.
+mkhost()
+{
+	local ns=$1 id=$2 out
+	ip netns add "$ns" || return 1
+	ip -n "$ns" link set lo up
+	ip -n "$ns" link add d0 type dummy || return 1
+	ip -n "$ns" addr add "10.99.$id.1/24" dev d0
+	ip -n "$ns" link set d0 up
+	if ! out=$(ip netns exec "$ns" "$ONEPIPE" host set id "$id" \
+			transport udp local "10.99.$id.1" \
+			uplink "10.99.$id.2" 2>&1); then
+		diag "onepipe host set in $ns: $out"
+		return 1
+	fi
+	ip netns exec "$ns" "$ONEPIPE" -j host show >"$WORK/$ns.json" 2>&1
+	[ "$(json_get state <"$WORK/$ns.json" 2>/dev/null)" = up ] || {
+		diag "host in $ns not up: $(cat "$WORK/$ns.json")"
+		return 1
+	}
+}
+
+mark=$(dmesg_mark)
+need_tools "$ONEPIPE" "$TRAFFIC"
+[ -f "$ONEPIPE_KO" ] || tap_abort "no $ONEPIPE_KO"
+"$FABRIC" down >/dev/null 2>&1	# nothing of the fabric may pin the module
+
+if loaded && family_works; then
+	tap_pass "module loaded"
+else
+	tap_abort "onepipe.ko not loaded or AF_ONEPIPE unusable"
+fi
+
+# 1. An open socket pins the module.
+ready=$WORK/holder.ready
+python3 -c '
+import socket, sys, time
+s = socket.socket(23, socket.SOCK_DGRAM, 0)
+open(sys.argv[1], "w").close()
+time.sleep(300)
+' "$ready" &
+holder=$!
+_pids+=("$holder")
+for _ in $(seq 100); do
+	[ -e "$ready" ] && break
+	sleep 0.1
+done
+[ -e "$ready" ] || tap_abort "could not open an AF_ONEPIPE socket"
+if out=$(rmmod onepipe 2>&1); then
+	tap_fail "rmmod refused while a socket is open" "rmmod succeeded"
+	load_module
+else
+	refs=$(awk '$1 == "onepipe" { print $3 }' /proc/modules)
+	tap_pass "rmmod refused while a socket is open" "${out##*: }, refcnt $refs"
+fi
+if loaded && family_works; then
+	tap_pass "family still works after the refused rmmod"
+else
+	tap_fail "family still works after the refused rmmod" \
+		"module gone or socket() fails"
+fi
+
+# 2. Closing the socket releases it.
+kill "$holder"
+wait "$holder" 2>/dev/null
+if out=$(rmmod onepipe 2>&1) && ! loaded; then
+	tap_pass "rmmod succeeds once the socket is closed"
+else
+	tap_abort "rmmod after close failed: $out"
+fi
+if out=$(load_module 2>&1) && loaded && family_works; then
+	tap_pass "insmod again works"
+else
+	tap_abort "insmod failed: $out"
+fi
+
+# 3. A configured netns goes away (no sockets).
+if mkhost $NS1 7; then
+	ip netns del $NS1
+	sleep 2		# netns cleanup runs from a workqueue
+	bad=$(dmesg_bad_since "$mark")
+	if [ -z "$bad" ]; then
+		tap_pass "configured netns deleted cleanly"
+	else
+		diag "$bad"
+		tap_fail "configured netns deleted cleanly" "kernel warnings"
+	fi
+else
+	tap_fail "configured netns deleted cleanly" "could not configure $NS1"
+fi
+
+# 4. The netns loses its name while a socket is still sending; it is
+# destroyed when that process exits, with ACK timers and queues pending.
+if mkhost $NS2 8; then
+	ip netns exec $NS2 timeout 60 "$TRAFFIC" --port 1001 \
+		--peers 8:1002,8:1003 --scatterings 200 --fanout 2 \
+		--interval-us 1000 --linger-ms 500 --quiet \
+		>"$WORK/busy.out" 2>&1 &
+	busy=$!
+	_pids+=("$busy")
+	sleep 0.5
+	ip netns del $NS2
+	wait "$busy"
+	rc=$?
+	sleep 2
+	bad=$(dmesg_bad_since "$mark")
+	if [ -z "$bad" ] && [ "$rc" -ne 124 ]; then
+		tap_pass "netns deleted under a busy socket" "op-traffic exit $rc"
+	else
+		diag "$bad" "op-traffic exit $rc: $(tail -n 3 "$WORK/busy.out")"
+		tap_fail "netns deleted under a busy socket" \
+			"kernel warnings or hang"
+	fi
+else
+	tap_fail "netns deleted under a busy socket" "could not configure $NS2"
+fi
+
+# 5. Nothing leaked a reference: the module unloads and reloads.
+sleep 1
+if out=$(rmmod onepipe 2>&1) && ! loaded; then
+	tap_pass "rmmod works after the netns churn"
+else
+	refs=$(awk '$1 == "onepipe" { print $3 }' /proc/modules)
+	tap_fail "rmmod works after the netns churn" "$out (refcnt ${refs:-?})"
+fi
+if out=$(load_module 2>&1) && loaded && family_works; then
+	tap_pass "insmod after the churn works"
+else
+	tap_fail "insmod after the churn works" "$out"
+fi
+
+bad=$(dmesg_bad_since "$mark")
+if [ -z "$bad" ]; then
+	tap_pass "kernel log clean"
+else
+	diag "$bad"
+	tap_fail "kernel log clean" "$(echo "$bad" | head -n 1)"
+fi

@@ -1,0 +1,40 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs the socket_api binary (kselftest harness) in host h1 of a one-host
+# fabric: h1 sends to itself through a software switch, so the data-path
+# tests cross the real transport.  The binary's TAP is this suite's TAP.
+source "$(dirname "$0")/lib.sh"
+
+BIN=$TOP/selftests/socket_api
+
+# Nothing can run: report every test of the binary as not run.
+no_fabric()
+{
+	local why=$1 n=0 t tests
+	mapfile -t tests < <(sed -nE 's/^TEST_F\((\w+), (\w+)\)$/\1.\2/p' \
+		"$TOP/selftests/socket_api.c")
+	[ ${#tests[@]} -gt 0 ] || tests=(socket_api)
+	echo "TAP version 13"
+	echo "1..${#tests[@]}"
+	echo "# $why"
+	for t in "${tests[@]}"; do
+		n=$((n + 1))
+		echo "not ok $n $t # not run: $why"
+	done
+	exit 1
+}
+
+[ -x "$BIN" ] || no_fabric "$BIN not built"
+[ -x "$FABRIC" ] || no_fabric "no $FABRIC"
+grep -q '^onepipe ' /proc/modules || no_fabric "onepipe.ko not loaded"
+# Diagnostics to stderr, so that the binary's TAP header comes first.
+fabric_up --hosts 1 --tors 1 >&2 || no_fabric "fabric up --hosts 1 failed"
+
+rc=0
+ip netns exec op-h1 env ONEPIPE_TEST_HOST=1 "$BIN" || rc=$?
+if [ "$rc" -ne 0 ]; then
+	# Counters and switch state for the post-mortem.
+	timeout 60 "$FABRIC" status 2>&1 | sed 's/^/# /'
+fi
+exit "$rc"
