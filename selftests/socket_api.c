@@ -9,8 +9,9 @@
  *
  * Environment:
  *   ONEPIPE_TEST_HOST  host id of the host this binary runs in (set by
- *                      run-in-vm after "fabric up --hosts 1").  Without it
- *                      the tests that need a configured host are skipped.
+ *                      socket_api.sh, which runs it in h1 of a one-host
+ *                      fabric).  Without it the tests that need a
+ *                      configured host are skipped, never passed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,7 +26,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <linux/errqueue.h>
 #include <linux/onepipe.h>
 
