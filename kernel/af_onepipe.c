@@ -304,6 +304,16 @@ static int op_put_name(struct msghdr *msg, u32 host, u16 port)
 	return 0;
 }
 
+/* Copy a message out, truncating as datagram sockets do; bytes copied. */
+static int op_copy_to_msg(struct sk_buff *skb, struct msghdr *msg, size_t len)
+{
+	size_t copied = min_t(size_t, len, skb->len);
+
+	if (copied < skb->len)
+		msg->msg_flags |= MSG_TRUNC;
+	return skb_copy_datagram_msg(skb, 0, msg, copied) ?: copied;
+}
+
 /*
  * Send-failure notifications: payload is the failed message, the cmsgs
  * say why, to whom, and which timestamp.  As on IP sockets, the error
@@ -313,25 +323,20 @@ static int op_recv_errqueue(struct sock *sk, struct msghdr *msg, size_t len)
 {
 	struct sk_buff *skb;
 	struct op_err_cb *ecb;
-	size_t copied;
 	int err;
 
 	skb = skb_dequeue(&sk->sk_error_queue);
 	if (!skb)
 		return -EAGAIN;
 	ecb = OP_ERR_CB(skb);
-	copied = min_t(size_t, len, skb->len);
-	if (copied < skb->len)
-		msg->msg_flags |= MSG_TRUNC;
-	err = skb_copy_datagram_msg(skb, 0, msg, copied);
-	if (err)
+	err = op_copy_to_msg(skb, msg, len);
+	if (err < 0)
 		goto out;
 	op_put_name(msg, ecb->err.offender.sop_host, ecb->err.offender.sop_port);
 	put_cmsg(msg, SOL_ONEPIPE, ONEPIPE_CMSG_RECVERR, sizeof(ecb->err),
 		 &ecb->err);
 	put_cmsg(msg, SOL_ONEPIPE, ONEPIPE_CMSG_TS, sizeof(ecb->ts), &ecb->ts);
 	msg->msg_flags |= MSG_ERRQUEUE;
-	err = copied;
 out:
 	kfree_skb(skb);
 	return err;
@@ -343,7 +348,6 @@ static int op_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 	struct sock *sk = sock->sk;
 	struct op_rx_cb *rcb;
 	struct sk_buff *skb;
-	size_t copied;
 	int err;
 
 	if (flags & MSG_OOB)
@@ -358,16 +362,14 @@ static int op_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 	if (!skb)
 		return err;
 	rcb = OP_RX_CB(skb);
-	copied = min_t(size_t, len, skb->len);
-	if (copied < skb->len)
-		msg->msg_flags |= MSG_TRUNC;
-	err = skb_copy_datagram_msg(skb, 0, msg, copied);
-	if (err)
+	err = op_copy_to_msg(skb, msg, len);
+	if (err < 0)
 		goto out;
 	op_put_name(msg, rcb->node.src_host, rcb->node.src_port);
 	put_cmsg(msg, SOL_ONEPIPE, ONEPIPE_CMSG_TS, sizeof(rcb->node.ts),
 		 &rcb->node.ts);
-	err = (flags & MSG_TRUNC) ? skb->len : copied;
+	if (flags & MSG_TRUNC)
+		err = skb->len;
 out:
 	skb_free_datagram(sk, skb);
 	return err;
