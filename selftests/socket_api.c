@@ -901,4 +901,65 @@ TEST_F(fab, unordered_still_delivers)
 	ASSERT_TRUE(same_addr(&self->aa, &r.src));
 }
 
+/* Run the onepipe tool (next to this binary: ../tools/onepipe/) quietly. */
+static int op_tool(const char *args)
+{
+	char exe[512], cmd[1024];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	snprintf(cmd, sizeof(cmd), "%s/../tools/onepipe/onepipe %s >/dev/null",
+		 exe, args);
+	return system(cmd);
+}
+
+/*
+ * A host taken down while a scattering is being built: the call that
+ * closes it fails with ENETDOWN, and the messages earlier calls accepted
+ * are reported on the error queue rather than vanishing.
+ */
+TEST_F(family, scattering_cut_by_host_down)
+{
+	struct sockaddr_onepipe to = op_addr(9, PORT_A);
+	char buf[16];
+	struct rx r;
+	int fd, i;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNET)) TH_LOG("unshare: %s",
+						   strerror(errno));
+	ASSERT_EQ(0, system("ip link set lo up"));
+	ASSERT_EQ(0, op_tool("host set id 9 transport udp local 127.0.0.1 "
+			     "uplink 127.0.0.1:5999"));
+	fd = op_socket();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(5, op_sendto(fd, "msg-0", 5, MSG_MORE, &to));
+	ASSERT_EQ(5, op_sendto(fd, "msg-1", 5, MSG_MORE, &to));
+	ASSERT_EQ(0, op_tool("host down"));
+	ASSERT_EQ(-1, op_sendto(fd, "msg-2", 5, 0, &to));
+	ASSERT_EQ(ENETDOWN, errno);
+
+	for (i = 0; i < 2; i++) {
+		char want[6];
+
+		snprintf(want, sizeof(want), "msg-%d", i);
+		ASSERT_EQ(5, rx_msg(fd, buf, sizeof(buf), MSG_ERRQUEUE, &r))
+			TH_LOG("error queue entry %d: %s", i, strerror(errno));
+		ASSERT_EQ(0, memcmp(buf, want, 5));
+		ASSERT_TRUE(r.have_err);
+		ASSERT_EQ(ENETDOWN, (int)r.err.ee.ee_errno);
+		ASSERT_EQ(ONEPIPE_EE_DOWN, (int)r.err.ee.ee_code);
+		ASSERT_TRUE(same_addr(&to, &r.err.offender));
+	}
+	ASSERT_EQ(-1, recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_ERRQUEUE));
+	ASSERT_EQ(EAGAIN, errno);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

@@ -108,10 +108,14 @@ class OpTrafficTest(unittest.TestCase):
         tx, tx_log = self.start(ports[0], "--peers", "%s:%d" % (LO, ports[1]),
                                 "--scatterings", "5", "--linger-ms", "500",
                                 "--start-file", start_file)
-        rx, _ = self.start(ports[1], "--linger-ms", "1500")
+        rx, rx_log = self.start(ports[1], "--linger-ms", "1500")
         deadline = time.time() + 10
-        while not os.path.getsize(tx_log) and time.time() < deadline:
-            time.sleep(0.01)  # the P line is flushed once the socket is up
+        # The P line is flushed once the socket is up; under load the
+        # process may not even have created its log yet.
+        for log in (tx_log, rx_log):
+            while time.time() < deadline and not (
+                    os.path.exists(log) and os.path.getsize(log)):
+                time.sleep(0.01)
         self.assertEqual(read_log(tx_log), [["P", LO, str(ports[0])]])
         time.sleep(0.3)
         self.assertEqual(len(read_log(tx_log)), 1)  # still waiting
