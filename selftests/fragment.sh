@@ -38,19 +38,10 @@ for ep in "${eps[@]}"; do
 		--rcvbuf 4194304 --seed 3 --quiet
 done
 traffic_go
-if traffic_wait; then
-	tap_pass "op-traffic processes ran"
-else
-	tap_fail "op-traffic processes ran" "some op-traffic failed"
-fi
+check_traffic_ran "op-traffic processes ran"
 
 want=$((SCATS * HOSTS * 2))
-sent=$(sent_msgs "${logs[@]}")
-if [ "$sent" -eq "$want" ]; then
-	tap_pass "every message was sent" "$sent"
-else
-	tap_fail "every message was sent" "$sent of $want"
-fi
+check_all_sent "every message was sent" "$want" "${logs[@]}"
 
 recvd=$(count_lines R "${logs[@]}")
 wrong=$(cat "${logs[@]}" |

@@ -36,18 +36,9 @@ for h in 2 3 4; do
 		--linger-ms 10000 --quiet
 done
 traffic_go
-if traffic_wait; then
-	tap_pass "op-traffic processes ran"
-else
-	tap_fail "op-traffic processes ran" "some op-traffic failed"
-fi
+check_traffic_ran "op-traffic processes ran"
 
-sent=$(sent_msgs "$WORK/h1.log")
-if [ "$sent" -eq $((SCATS * 3)) ]; then
-	tap_pass "h1 sent every message" "$sent"
-else
-	tap_fail "h1 sent every message" "$sent of $((SCATS * 3))"
-fi
+check_all_sent "h1 sent every message" $((SCATS * 3)) "$WORK/h1.log"
 
 short=
 for h in 2 3 4; do

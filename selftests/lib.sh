@@ -81,6 +81,27 @@ tap_check()
 	fi
 }
 
+# check_traffic_ran NAME: every op-traffic process of the round exited 0.
+check_traffic_ran()
+{
+	tap_check "$1" "some op-traffic failed" traffic_wait
+}
+
+# check_all_sent NAME WANT LOG...: every planned message went out.  Leaves
+# the count in $sent for later points.
+check_all_sent()
+{
+	local name=$1 want=$2
+
+	shift 2
+	sent=$(sent_msgs "$@")
+	if [ "$sent" -eq "$want" ]; then
+		tap_pass "$name" "$sent"
+	else
+		tap_fail "$name" "$sent of $want"
+	fi
+}
+
 # Every point not reported yet fails with REASON; then exit.
 tap_abort()
 {
