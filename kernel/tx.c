@@ -108,7 +108,8 @@ int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own)
 	int err;
 
 	__skb_queue_head_init(&wire);
-	err = op_build_packets(on, os, &wire);
+	/* Checked again under tx_lock; this spares building for nothing. */
+	err = READ_ONCE(on->up) ? op_build_packets(on, os, &wire) : -ENETDOWN;
 	if (err)
 		goto out_drop;
 
