@@ -122,8 +122,17 @@ int op_hdr_decode(struct op_hdr *h, const u8 *buf, size_t len)
 	case OP_PKT_ACK:
 		if (payload || !h->src_host || !h->dst_host)
 			return OP_PARSE_FIELD;
+		if (h->code > OP_ACK_WINDOW ||
+		    (h->code != OP_ACK_RECEIVED && !(h->flags & OP_F_RELIABLE)))
+			return OP_PARSE_FIELD;
 		/* range [seq, aux] of at most 2^31 messages */
 		if ((s32)(h->aux - h->seq) < 0)
+			return OP_PARSE_FIELD;
+		return OP_PARSE_OK;
+	case OP_PKT_RECALL:
+	case OP_PKT_PROBE:
+		if (payload || !h->src_host || !h->dst_host ||
+		    !(h->flags & OP_F_RELIABLE))
 			return OP_PARSE_FIELD;
 		return OP_PARSE_OK;
 	case OP_PKT_NAK:
@@ -146,4 +155,15 @@ u64 op_hdr_get_barrier(const u8 *buf)
 void op_hdr_set_barrier(u8 *buf, u64 barrier)
 {
 	put64(buf + OP_HDR_BARRIER_OFF, barrier);
+}
+
+/* The commit barrier, for switches and for hosts stamping it at send. */
+u64 op_hdr_get_commit(const u8 *buf)
+{
+	return get64(buf + OP_HDR_COMMIT_OFF);
+}
+
+void op_hdr_set_commit(u8 *buf, u64 commit)
+{
+	put64(buf + OP_HDR_COMMIT_OFF, commit);
 }

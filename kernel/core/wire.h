@@ -10,13 +10,21 @@
  *  8 dst_host:32
  * 12 src_port:16 dst_port:16
  * 16 ts:64         message timestamp (48 bits used)
- * 24 barrier:64    every later packet on this link has ts >= barrier
- * 32 commit:64     commit barrier (reliable service; 0 until then)
- * 40 seq:32        DATA/NAK: message sequence number of src->dst host;
- *                  ACK: first sequence number acknowledged
- * 44 aux:32        DATA: total message length; ACK: last sequence number
+ * 24 barrier:64    every later best-effort DATA packet on this link has
+ *                  ts >= barrier
+ * 32 commit:64     commit barrier: every reliable message from behind this
+ *                  link that is still to be delivered has ts >= commit
+ * 40 seq:32        DATA/NAK/RECALL: message sequence number of src->dst
+ *                  host (one space per service); ACK: first acknowledged
+ * 44 aux:32        DATA: total message length; ACK: last acknowledged
  * 48 frag_idx:16 frag_cnt:16
  * 52 payload (DATA only)
+ *
+ * Reliable ACKs also carry the receive window in the ts field: the sender
+ * may send reliable messages with seq < ts (mod 2^32).  Switches rewrite
+ * the barrier and commit fields and the flags that say whether they are
+ * valid; a reliable DATA packet's ts is never taken as a barrier, since a
+ * retransmission keeps its original, possibly old, timestamp.
  */
 #ifndef _ONEPIPE_CORE_WIRE_H
 #define _ONEPIPE_CORE_WIRE_H
@@ -33,18 +41,31 @@ enum op_pkt_type {
 	OP_PKT_BEACON = 2,	/* barrier only, hop by hop, never forwarded */
 	OP_PKT_ACK = 3,		/* end-to-end ACK of messages [seq, aux] */
 	OP_PKT_NAK = 4,		/* end-to-end NAK of message seq, code says why */
+	OP_PKT_RECALL = 5,	/* reliable: discard message seq, then ACK it */
+	OP_PKT_PROBE = 6,	/* reliable: sender is out of window, resend it */
 };
 
 /* flags */
 #define OP_F_UNORDERED	0x01	/* deliver on arrival, bypass the reorder queue */
 #define OP_F_NOBARRIER	0x02	/* sender has no barrier yet: ignore the field */
-#define OP_F_KNOWN	(OP_F_UNORDERED | OP_F_NOBARRIER)
+#define OP_F_RELIABLE	0x04	/* reliable service (SOCK_RDM) and its seq space */
+#define OP_F_NOCOMMIT	0x08	/* no commit barrier yet: ignore the field */
+#define OP_F_ECE	0x10	/* ACK: some acknowledged packet was CE-marked */
+#define OP_F_KNOWN	(OP_F_UNORDERED | OP_F_NOBARRIER | OP_F_RELIABLE | \
+			 OP_F_NOCOMMIT | OP_F_ECE)
 
 /* NAK codes, mirrored in enum onepipe_ee_code of the uapi header. */
 enum op_nak_code {
 	OP_NAK_LATE = 2,
 	OP_NAK_NOPORT = 3,
 	OP_NAK_NOBUFS = 4,
+};
+
+/* ACK codes */
+enum op_ack_code {
+	OP_ACK_RECEIVED = 0,	/* [seq, aux] arrived (reliable: is buffered) */
+	OP_ACK_RECALLED = 1,	/* reliable: [seq, aux] discarded on RECALL */
+	OP_ACK_WINDOW = 2,	/* reliable: only the window (ts) is news */
 };
 
 /* Largest message (ONEPIPE_MAX_MSG in the uapi header). */
@@ -87,5 +108,7 @@ void op_hdr_encode(const struct op_hdr *h, u8 *buf);
 int op_hdr_decode(struct op_hdr *h, const u8 *buf, size_t len);
 u64 op_hdr_get_barrier(const u8 *buf);
 void op_hdr_set_barrier(u8 *buf, u64 barrier);
+u64 op_hdr_get_commit(const u8 *buf);
+void op_hdr_set_commit(u8 *buf, u64 commit);
 
 #endif /* _ONEPIPE_CORE_WIRE_H */

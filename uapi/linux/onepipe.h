@@ -93,6 +93,9 @@ enum onepipe_ee_code {
 	ONEPIPE_EE_NOPORT,	/* no socket bound to the port (ECONNREFUSED) */
 	ONEPIPE_EE_NOBUFS,	/* receiver's queue full (ENOBUFS) */
 	ONEPIPE_EE_DOWN,	/* host unconfigured / transport gone (ENETDOWN) */
+	ONEPIPE_EE_UNREACH,	/* SOCK_RDM: receiver unreachable (EHOSTUNREACH) */
+	ONEPIPE_EE_RECALLED,	/* SOCK_RDM: recalled, another message of the
+				 * scattering failed (ECANCELED) */
 };
 
 /**
@@ -153,6 +156,10 @@ enum onepipe_attr {
 	ONEPIPE_A_LINK,			/* nest of ONEPIPE_L_* */
 	ONEPIPE_A_SOCK,			/* nest of ONEPIPE_S_* */
 	ONEPIPE_A_PAD,
+	ONEPIPE_A_TX_COMMIT,		/* u64: commit barrier last sent */
+	ONEPIPE_A_RX_COMMIT,		/* u64: commit barrier delivered up to */
+	ONEPIPE_A_RDM_WAITING,		/* u32: scatterings waiting for window */
+	ONEPIPE_A_RDM_UNACKED,		/* u32: reliable messages not yet ACKed */
 	__ONEPIPE_A_MAX,
 };
 
@@ -180,6 +187,16 @@ enum onepipe_counter {
 	ONEPIPE_C_ACKED,		/* messages acknowledged end to end */
 	ONEPIPE_C_SEND_FAILURES,	/* send-failure notifications raised */
 	ONEPIPE_C_LINK_TIMEOUTS,	/* input links removed after silence */
+	ONEPIPE_C_RETRANSMITS,		/* reliable messages sent again */
+	ONEPIPE_C_RECALLS,		/* reliable messages recalled (sender) */
+	ONEPIPE_C_RX_RECALLS,		/* buffered messages discarded on recall */
+	ONEPIPE_C_WINDOW_STALLS,	/* scatterings that waited for window */
+	ONEPIPE_C_WINDOW_PROBES,	/* window probes sent */
+	ONEPIPE_C_ECN_MARKS,		/* CE-marked packets received */
+	ONEPIPE_C_CWND_CUTS,		/* congestion window reductions */
+	ONEPIPE_C_RX_RDM_MSGS,		/* reliable messages delivered */
+	ONEPIPE_C_COMMIT_LAG_NS,	/* sum over reliable deliveries of
+					 * (delivery time - message ts) */
 	__ONEPIPE_C_MAX,
 };
 

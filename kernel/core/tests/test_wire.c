@@ -249,7 +249,7 @@ static void test_version(void)
 
 static void test_type_flags(void)
 {
-	static const u8 types[] = { 0, 5, 0x7f, 0xff };
+	static const u8 types[] = { 0, 7, 0x7f, 0xff };
 	struct op_hdr h;
 	unsigned int i, bit;
 	char desc[64];
@@ -275,6 +275,8 @@ static void test_type_flags(void)
 	expect(&h, 100, OP_PARSE_OK, "flag UNORDERED is accepted");
 	h.flags = OP_F_NOBARRIER;
 	expect(&h, 100, OP_PARSE_OK, "flag NOBARRIER is accepted");
+	h.flags = OP_F_RELIABLE | OP_F_NOCOMMIT;
+	expect(&h, 100, OP_PARSE_OK, "flags RELIABLE and NOCOMMIT are accepted");
 }
 
 static void test_ts_fields(void)
@@ -414,6 +416,39 @@ static void test_ctl_fields(void)
 			 good ? "accepted" : "refused");
 		expect(&h, 0, good ? OP_PARSE_OK : OP_PARSE_FIELD, desc);
 	}
+	h = ctl_hdr(OP_PKT_ACK);
+	h.flags = OP_F_RELIABLE;
+	for (code = 0; code <= 3; code++) {
+		h.code = code;
+		snprintf(desc, sizeof(desc), "reliable ACK code %d is %s", code,
+			 code <= OP_ACK_WINDOW ? "accepted" : "refused");
+		expect(&h, 0, code <= OP_ACK_WINDOW ? OP_PARSE_OK :
+		       OP_PARSE_FIELD, desc);
+	}
+	h.flags = 0;
+	h.code = OP_ACK_RECALLED;
+	expect(&h, 0, OP_PARSE_FIELD, "best-effort ACK of a recall is refused");
+	h.code = OP_ACK_WINDOW;
+	expect(&h, 0, OP_PARSE_FIELD, "best-effort window ACK is refused");
+
+	for (code = OP_PKT_RECALL; code <= OP_PKT_PROBE; code++) {
+		const char *name = code == OP_PKT_RECALL ? "RECALL" : "PROBE";
+
+		h = ctl_hdr(code);
+		h.flags = OP_F_RELIABLE;
+		snprintf(desc, sizeof(desc), "%s is accepted", name);
+		expect(&h, 0, OP_PARSE_OK, desc);
+		snprintf(desc, sizeof(desc), "%s with a payload is refused", name);
+		expect(&h, 1, OP_PARSE_FIELD, desc);
+		h.flags = 0;
+		snprintf(desc, sizeof(desc), "best-effort %s is refused", name);
+		expect(&h, 0, OP_PARSE_FIELD, desc);
+		h.flags = OP_F_RELIABLE;
+		h.dst_host = 0;
+		snprintf(desc, sizeof(desc), "%s to host 0 is refused", name);
+		expect(&h, 0, OP_PARSE_FIELD, desc);
+	}
+
 	h = ctl_hdr(OP_PKT_NAK);
 	expect(&h, 8, OP_PARSE_FIELD, "NAK with a payload is refused");
 	h.src_host = 0;
@@ -456,6 +491,13 @@ static void test_barrier_access(void)
 	ok(op_hdr_decode(&out, pkt, OP_HDR_LEN + 100) == OP_PARSE_OK &&
 	   hdr_eq(&out, &h),
 	   "a rewritten packet decodes with the new barrier, all else equal");
+	op_hdr_set_commit(pkt, 0x0000123456789abcULL);
+	h.commit = 0x0000123456789abcULL;
+	is_u64(op_hdr_get_commit(pkt), h.commit,
+	       "get_commit reads back what set_commit wrote");
+	ok(op_hdr_decode(&out, pkt, OP_HDR_LEN + 100) == OP_PARSE_OK &&
+	   hdr_eq(&out, &h),
+	   "a packet with a rewritten commit decodes with it, all else equal");
 	free(pkt);
 }
 
