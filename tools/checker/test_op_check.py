@@ -43,16 +43,59 @@ BASE = {
 }
 
 
+# A SOCK_RDM run (--reliable) on the same four processes:
+#   A sends scat 0 (ts 100) to B, C, D: delivered everywhere;
+#   B sends scat 0 (ts 200) to A, C, D; D has become unreachable: D's
+#   message fails (EHOSTUNREACH 113, code 6 UNREACH), A's and C's are
+#   recalled (ECANCELED 125, code 7 RECALLED), nobody delivers any;
+#   A sends scat 1 (ts 300) to B, C: delivered at both.
+RBASE = {
+    "a": ["P 1 1",
+          "S 100 0 2:1,3:1,4:1",
+          "S 300 1 2:1,3:1"],
+    "b": ["P 2 1",
+          "R 100 1:1 0 0 64 50",
+          "S 200 0 1:1,3:1,4:1",
+          "E 200 4:1 0 2 113 6",
+          "E 200 1:1 0 0 125 7",
+          "E 200 3:1 0 1 125 7",
+          "R 300 1:1 1 0 64 50"],
+    "c": ["P 3 1",
+          "R 100 1:1 0 1 64 50",
+          "R 300 1:1 1 1 64 50"],
+    "d": ["P 4 1",
+          "R 100 1:1 0 2 64 50"],
+}
+
+
 def variant(**changes):
     logs = {k: list(v) for k, v in BASE.items()}
     logs.update(changes)
     return logs
 
 
-def replace(name, old, new):
-    lines = [new if line == old else line for line in BASE[name]]
-    assert lines != BASE[name], "no line %r in %s" % (old, name)
+def rvariant(**changes):
+    """RBASE with some logs replaced; a value of None drops that log."""
+    logs = {k: list(v) for k, v in RBASE.items()}
+    logs.update(changes)
+    return {k: v for k, v in logs.items() if v is not None}
+
+
+def replace(name, old, new, base=None):
+    base = BASE if base is None else base
+    lines = [new if line == old else line for line in base[name]]
+    assert lines != base[name], "no line %r in %s" % (old, name)
     return lines
+
+
+def rreplace(name, old, new):
+    return replace(name, old, new, RBASE)
+
+
+def without(name, line, base=None):
+    base = RBASE if base is None else base
+    assert line in base[name], "no line %r in %s" % (line, name)
+    return [x for x in base[name] if x != line]
 
 
 class OpCheckTest(unittest.TestCase):
@@ -86,6 +129,18 @@ class OpCheckTest(unittest.TestCase):
             self.assertEqual(failed, {check})
         self.assertTrue(doc["checks"][check]["examples"])
         return doc
+
+    def assert_fails_exactly(self, logs, checks, *opts):
+        """Exactly @checks fail (with examples) under --reliable."""
+        doc, failed = self.run_check(logs, "--reliable", *opts,
+                                     expect_rc=1)
+        self.assertEqual(failed, set(checks))
+        for name in checks:
+            self.assertTrue(doc["checks"][name]["examples"])
+        return doc
+
+    def example(self, doc, check, i=0):
+        return doc["checks"][check]["examples"][i]
 
     # --- the passing run ----------------------------------------------
 
@@ -296,30 +351,248 @@ class OpCheckTest(unittest.TestCase):
         lines[i], lines[j] = lines[j], lines[i]
         self.assert_fails(logs, "order", only=False)
 
+    # --- (g) --reliable: exactly-once, atomicity, strict accounting -------
 
-def simulate(procs, scatterings, fanout, seed):
-    """Logs of an ideal 1Pipe run: delivery at ts + constant delay."""
+    def test_reliable_base_passes(self):
+        doc, failed = self.run_check(RBASE, "--reliable", expect_rc=0)
+        self.assertTrue(doc["reliable"])
+        self.assertEqual(list(doc["checks"]), [
+            "order", "scattering", "causality", "integrity", "agreement",
+            "exactly-once", "atomicity", "accounting"])
+        once = doc["checks"]["exactly-once"]["stats"]
+        self.assertEqual((once["messages"], once["exactly_once"],
+                          once["notified"], once["lost"],
+                          once["duplicated"]), (8, 5, 3, 0, 0))
+        atom = doc["checks"]["atomicity"]["stats"]
+        self.assertEqual((atom["scatterings"], atom["delivered"],
+                          atom["failed"], atom["recalled_messages"]),
+                         (3, 2, 1, 2))
+        acc = doc["checks"]["accounting"]["stats"]
+        self.assertEqual((acc["failed"], acc["lost"]), (3, 0))
+        self.assertEqual(acc["notifications"],
+                         {"errno 113 code 6": 1, "errno 125 code 7": 2})
+
+    def test_reliable_checks_need_the_option(self):
+        doc, _ = self.run_check(RBASE, expect_rc=0)
+        self.assertFalse(doc["reliable"])
+        self.assertNotIn("exactly-once", doc["checks"])
+        self.assertNotIn("atomicity", doc["not_checked"])
+        _, p = self.run_check(RBASE, "--checks", "atomicity", expect_rc=2)
+        self.assertIn("needs --reliable", p.stderr)
+        doc, _ = self.run_check(RBASE, "--reliable", "--checks",
+                                "atomicity", expect_rc=0)
+        self.assertEqual(list(doc["checks"]), ["atomicity"])
+        self.assertIn("exactly-once", doc["not_checked"])
+
+    def test_reliable_human_output(self):
+        d = self.tmp.name
+        for name, lines in RBASE.items():
+            with open(os.path.join(d, name + ".log"), "w") as fh:
+                fh.write("\n".join(lines) + "\n")
+        p = subprocess.run([sys.executable, OP_CHECK, "--reliable", d],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("messages sent (reliable)", p.stdout)
+        for name in ("exactly-once", "atomicity", "accounting"):
+            self.assertRegex(p.stdout, r"\n  %s +PASS" % name)
+        self.assertTrue(p.stdout.rstrip().endswith("op-check: PASS"))
+
+    def test_reliable_lost(self):
+        # A's scat 2 to C alone: neither delivered nor notified.
+        a = RBASE["a"] + ["S 400 2 3:1"]
+        doc = self.assert_fails_exactly(rvariant(a=a),
+                                        {"exactly-once", "accounting"})
+        self.assertIn("scat 2 idx 0 to 3:1: neither delivered nor notified",
+                      self.example(doc, "exactly-once"))
+        st = doc["checks"]["atomicity"]["stats"]
+        self.assertEqual(st["undelivered"], 1)
+        # Best effort may lose it: without --reliable that passes.
+        self.run_check(rvariant(a=a), expect_rc=0)
+
+    def test_reliable_duplicate(self):
+        c = RBASE["c"] + ["R 300 1:1 1 1 64 50"]
+        doc = self.assert_fails_exactly(rvariant(c=c),
+                                        {"integrity", "exactly-once"})
+        ex = self.example(doc, "exactly-once")
+        self.assertIn("scat 1 idx 1 to 3:1: delivered 2 times", ex)
+        self.assertIn("c.log:3, c.log:4", ex)
+        self.assertEqual(
+            doc["checks"]["exactly-once"]["stats"]["duplicated"], 1)
+
+    def test_reliable_duplicate_of_notified(self):
+        # Delivered twice although recalled: a duplicate all the same.
+        c = ["P 3 1", "R 100 1:1 0 1 64 50", "R 200 2:1 0 1 64 50",
+             "R 200 2:1 0 1 64 50", "R 300 1:1 1 1 64 50"]
+        doc = self.assert_fails_exactly(
+            rvariant(c=c), {"integrity", "exactly-once", "atomicity",
+                            "accounting"})
+        self.assertIn("delivered 2 times", self.example(doc, "exactly-once"))
+
+    def test_reliable_delivered_and_notified(self):
+        # C delivers B's message although it was recalled.
+        c = ["P 3 1", "R 100 1:1 0 1 64 50", "R 200 2:1 0 1 64 50",
+             "R 300 1:1 1 1 64 50"]
+        doc = self.assert_fails_exactly(rvariant(c=c),
+                                        {"atomicity", "accounting"})
+        self.assertIn("yet delivered idx 1 (3:1)",
+                      self.example(doc, "atomicity"))
+        self.assertIn("delivered, yet notified as failed",
+                      self.example(doc, "accounting"))
+        # Best effort allows it (a lost ACK) and only notes it.
+        self.run_check(rvariant(c=c), "--require-notified", expect_rc=0)
+
+    def test_reliable_failed_scattering_delivered(self):
+        # B's message to C is delivered and not notified, its siblings
+        # failed: not all-or-nothing, although each message on its own
+        # is accounted for.
+        b = without("b", "E 200 3:1 0 1 125 7")
+        c = ["P 3 1", "R 100 1:1 0 1 64 50", "R 200 2:1 0 1 64 50",
+             "R 300 1:1 1 1 64 50"]
+        doc = self.assert_fails_exactly(rvariant(b=b, c=c), {"atomicity"})
+        ex = self.example(doc, "atomicity")
+        self.assertIn("b.log:3: scat 0 failed (E for idx 0,2)", ex)
+        self.assertIn("yet delivered idx 1 (3:1)", ex)
+        self.assertIn("idx 1 (3:1) not notified", ex)
+
+    def test_reliable_recall_not_notified(self):
+        # The recall of B's message to A is never reported to B.
+        b = without("b", "E 200 1:1 0 0 125 7")
+        doc = self.assert_fails_exactly(
+            rvariant(b=b), {"exactly-once", "atomicity", "accounting"})
+        self.assertIn("idx 0 (1:1) not notified",
+                      self.example(doc, "atomicity"))
+
+    def test_reliable_recall_without_cause(self):
+        # Every message of B's scattering says "recalled": by whom?
+        b = rreplace("b", "E 200 4:1 0 2 113 6", "E 200 4:1 0 2 125 7")
+        doc = self.assert_fails_exactly(rvariant(b=b), {"atomicity"})
+        self.assertIn("none says which message failed",
+                      self.example(doc, "atomicity"))
+
+    def test_reliable_partial_delivery(self):
+        # A's scat 1 reaches B but not C, and nobody is told.
+        c = without("c", "R 300 1:1 1 1 64 50")
+        doc = self.assert_fails_exactly(
+            rvariant(c=c), {"exactly-once", "atomicity", "accounting"})
+        self.assertIn("scat 1 partially delivered: idx 0 (2:1) delivered, "
+                      "idx 1 (3:1) neither", self.example(doc, "atomicity"))
+
+    def test_reliable_unlogged_receiver(self):
+        # D (cut off) left no log.  B's scattering to it was notified, so
+        # that is fine; A's scat 0 reached D before the cut, which
+        # nothing can show: by default that fails, with
+        # --unlogged-receivers unknown it is "unverifiable".
+        logs = rvariant(d=None)
+        doc = self.assert_fails_exactly(logs, {"exactly-once"})
+        self.assertIn("scat 0 idx 2 to 4:1: its receiver has no log",
+                      self.example(doc, "exactly-once"))
+        doc, _ = self.run_check(logs, "--reliable", "--unlogged-receivers",
+                                "unknown", expect_rc=0)
+        once = doc["checks"]["exactly-once"]
+        self.assertEqual(once["stats"]["unverifiable"], 1)
+        self.assertTrue(once["notes"])
+        self.assertEqual(doc["checks"]["atomicity"]["stats"]["delivered"],
+                         2)
+
+    def test_reliable_unlogged_receiver_not_recalled(self):
+        # D has no log and its message of A's scat 0 failed, but B and C
+        # delivered theirs: the recall did not happen.
+        a = RBASE["a"][:2] + ["E 100 4:1 0 2 113 6"] + RBASE["a"][2:]
+        for mode in ("notified", "unknown"):
+            doc = self.assert_fails_exactly(
+                rvariant(a=a, d=None), {"atomicity"},
+                "--unlogged-receivers", mode)
+            self.assertIn("yet delivered idx 0 (2:1), 1 (3:1)",
+                          self.example(doc, "atomicity"))
+        # A fully recalled scattering to the unlogged receiver passes.
+        a = RBASE["a"][:2] + ["E 100 4:1 0 2 113 6", "E 100 2:1 0 0 125 7",
+                              "E 100 3:1 0 1 125 7"] + RBASE["a"][2:]
+        b = without("b", "R 100 1:1 0 0 64 50")
+        c = without("c", "R 100 1:1 0 1 64 50")
+        doc, _ = self.run_check(rvariant(a=a, b=b, c=c, d=None),
+                                "--reliable", expect_rc=0)
+        self.assertEqual(doc["checks"]["atomicity"]["stats"]["failed"], 2)
+
+    def test_reliable_random_run_with_unreachable_host(self):
+        """A simulated reliable run where a receiver becomes unreachable."""
+        logs = simulate(procs=6, scatterings=40, fanout=3, seed=11,
+                        unreachable=(5, 40))
+        doc, _ = self.run_check(logs, "--reliable", expect_rc=0)
+        atom = doc["checks"]["atomicity"]["stats"]
+        self.assertGreater(atom["failed"], 0)
+        self.assertGreater(atom["delivered"], 0)
+        self.assertEqual(atom["recalled_messages"], 2 * atom["failed"])
+        # Deliver one recalled message (in time order): caught.
+        name, pos, line = recalled_delivery(logs)
+        logs[name].insert(pos, line)
+        self.assert_fails_exactly(logs, {"atomicity", "accounting"})
+
+
+def simulate(procs, scatterings, fanout, seed, unreachable=None):
+    """Logs of an ideal 1Pipe run: delivery at ts + constant delay.
+
+    unreachable=(proc, n): from the n-th scattering on, proc is cut off:
+    it sends no more, and every scattering that includes it fails as
+    SOCK_RDM fails it (UNREACH for its message, RECALLED for the others,
+    no delivery anywhere).
+    """
     rnd = random.Random(seed)
     eps = ["%d:1" % (i + 1) for i in range(procs)]
     events = []  # (time, proc index, line)
     ts = 10 ** 6
     sent = [0] * procs
     for _ in range(procs * scatterings):
+        cut = unreachable is not None and sum(sent) >= unreachable[1]
+        ready = [i for i in range(procs) if sent[i] < scatterings and
+                 not (cut and i == unreachable[0])]
+        if not ready:
+            break
         ts += rnd.randint(1, 1000)
-        src = rnd.choice([i for i in range(procs)
-                          if sent[i] < scatterings])
+        src = rnd.choice(ready)
         dests = rnd.sample([i for i in range(procs) if i != src], fanout)
         events.append((ts, src, "S %d %d %s" % (
             ts, sent[src], ",".join(eps[d] for d in dests))))
-        for idx, d in enumerate(dests):
-            events.append((ts + 500, d, "R %d %s %d %d 64 500" % (
-                ts, eps[src], sent[src], idx)))
+        if cut and unreachable[0] in dests:
+            for idx, d in enumerate(dests):
+                code = "113 6" if d == unreachable[0] else "125 7"
+                events.append((ts + 900, src, "E %d %s %d %d %s" % (
+                    ts, eps[d], sent[src], idx, code)))
+        else:
+            for idx, d in enumerate(dests):
+                events.append((ts + 500, d, "R %d %s %d %d 64 500" % (
+                    ts, eps[src], sent[src], idx)))
         sent[src] += 1
     logs = {"p%d" % i: ["P %d 1" % (i + 1)] for i in range(procs)}
     for t, p, line in sorted(events, key=lambda e: (e[0], e[2][0] == "S")):
         logs["p%d" % p].append(line)
     return logs
 
+
+def event_time(line):
+    """When simulate() has an event happen."""
+    return int(line.split()[1]) + {"S": 0, "R": 500, "E": 900}[line[0]]
+
+
+def recalled_delivery(logs):
+    """(log, position, R line) delivering the first recalled message.
+
+    The position keeps simulate()'s time order (S at ts, R at ts + 500,
+    E at ts + 900), so that only the delivery itself is wrong.
+    """
+    eps = {lines[0][2:].replace(" ", ":"): name
+           for name, lines in logs.items()}
+    for name, lines in sorted(logs.items()):
+        src = lines[0][2:].replace(" ", ":")
+        for f in (line.split() for line in lines):
+            if f[0] != "E" or f[6] != "7":
+                continue
+            ts = int(f[1])
+            rcv = logs[eps[f[2]]]
+            pos = next((i for i, x in enumerate(rcv[1:], 1)
+                        if event_time(x) > ts + 500), len(rcv))
+            return eps[f[2]], pos, "R %d %s %s %s 64 500" % (
+                ts, src, f[3], f[4])
+    raise AssertionError("no recalled message")
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
