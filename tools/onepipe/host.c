@@ -30,6 +30,15 @@ static const char *const counter_names[] = {
 	[ONEPIPE_C_ACKED]		= "acked",
 	[ONEPIPE_C_SEND_FAILURES]	= "send_failures",
 	[ONEPIPE_C_LINK_TIMEOUTS]	= "link_timeouts",
+	[ONEPIPE_C_RETRANSMITS]		= "retransmits",
+	[ONEPIPE_C_RECALLS]		= "recalls",
+	[ONEPIPE_C_RX_RECALLS]		= "rx_recalls",
+	[ONEPIPE_C_WINDOW_STALLS]	= "window_stalls",
+	[ONEPIPE_C_WINDOW_PROBES]	= "window_probes",
+	[ONEPIPE_C_ECN_MARKS]		= "ecn_marks",
+	[ONEPIPE_C_CWND_CUTS]		= "cwnd_cuts",
+	[ONEPIPE_C_RX_RDM_MSGS]		= "rx_rdm_msgs",
+	[ONEPIPE_C_COMMIT_LAG_NS]	= "commit_lag_ns",
 };
 
 /* A counter added to the uapi must get a name here too. */
@@ -90,6 +99,10 @@ void op_host_parse(const struct nlmsghdr *nlh, struct op_host_info *hi)
 	hi->tx_barrier = U64(ONEPIPE_A_TX_BARRIER);
 	hi->rx_barrier = U64(ONEPIPE_A_RX_BARRIER);
 	hi->reorder_depth = U32(ONEPIPE_A_REORDER_DEPTH);
+	hi->tx_commit = U64(ONEPIPE_A_TX_COMMIT);
+	hi->rx_commit = U64(ONEPIPE_A_RX_COMMIT);
+	hi->rdm_waiting = U32(ONEPIPE_A_RDM_WAITING);
+	hi->rdm_unacked = U32(ONEPIPE_A_RDM_UNACKED);
 #undef U32
 #undef U16
 #undef U64
@@ -168,6 +181,41 @@ static void print_counters(struct op_out *o, const struct op_host_info *hi)
 	out_group_end(o);
 }
 
+int64_t op_ts_lag(uint64_t now, uint64_t then)
+{
+	uint64_t d = (now - then) & ONEPIPE_TS_MASK;
+
+	/*
+	 * Timestamps wrap at 48 bits: a difference of 2^47 or more is one
+	 * that went the other way (@then is ahead, e.g. a commit barrier
+	 * from hosts whose clocks run ahead of ours).
+	 */
+	if (d & (1ULL << (ONEPIPE_TS_BITS - 1)))
+		return (int64_t)d - (int64_t)(1ULL << ONEPIPE_TS_BITS);
+	return (int64_t)d;
+}
+
+/*
+ * The reliable service: commit barriers, how far delivery trails the
+ * clock, and scatterings/messages still in the sender's hands.
+ */
+static void print_commit(struct op_out *o, const struct op_host_info *hi)
+{
+	out_line(o, 2);
+	out_wrap(o, 4);
+	if (has(hi, ONEPIPE_A_TX_COMMIT))
+		out_uint(o, "tx_commit", NULL, hi->tx_commit);
+	if (has(hi, ONEPIPE_A_RX_COMMIT))
+		out_uint(o, "rx_commit", NULL, hi->rx_commit);
+	if (has(hi, ONEPIPE_A_CLOCK) && has(hi, ONEPIPE_A_RX_COMMIT))
+		out_int(o, "commit_lag", NULL,
+			op_ts_lag(hi->clock, hi->rx_commit));
+	if (has(hi, ONEPIPE_A_RDM_WAITING))
+		out_uint(o, "rdm_waiting", NULL, hi->rdm_waiting);
+	if (has(hi, ONEPIPE_A_RDM_UNACKED))
+		out_uint(o, "rdm_unacked", NULL, hi->rdm_unacked);
+}
+
 void op_host_print(struct op_out *o, const struct op_host_info *hi)
 {
 	char buf[32];
@@ -189,6 +237,7 @@ void op_host_print(struct op_out *o, const struct op_host_info *hi)
 			state_name(hi->state, buf, sizeof(buf)));
 
 	out_line(o, 2);
+	out_wrap(o, 4);
 	if (has(hi, ONEPIPE_A_CLOCK))
 		out_uint(o, "clock", NULL, hi->clock);
 	if (has(hi, ONEPIPE_A_TX_BARRIER))
@@ -198,6 +247,7 @@ void op_host_print(struct op_out *o, const struct op_host_info *hi)
 	if (has(hi, ONEPIPE_A_REORDER_DEPTH))
 		out_uint(o, "reorder_depth", "reorder", hi->reorder_depth);
 
+	print_commit(o, hi);
 	print_counters(o, hi);
 	out_obj_end(o);
 	out_eol(o);

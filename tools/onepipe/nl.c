@@ -31,6 +31,10 @@ const struct op_attr_spec op_attrs[ONEPIPE_A_MAX + 1] = {
 	ATTR(COUNTERS,		0, NULL),
 	ATTR(LINK,		0, NULL),
 	ATTR(SOCK,		0, NULL),
+	ATTR(TX_COMMIT,		8, NULL),
+	ATTR(RX_COMMIT,		8, NULL),
+	ATTR(RDM_WAITING,	4, NULL),
+	ATTR(RDM_UNACKED,	4, NULL),
 };
 
 struct parse_ctx {

@@ -56,6 +56,12 @@ void out_line(struct op_out *o, int indent)
 	o->wrap_indent = 0;
 }
 
+void out_wrap(struct op_out *o, int indent)
+{
+	if (!o->jw)
+		o->wrap_indent = indent;
+}
+
 /* Text: one "label value" item, separated from the previous one. */
 static void out_item(struct op_out *o, const char *label, const char *value)
 {
@@ -83,6 +89,20 @@ void out_uint(struct op_out *o, const char *key, const char *label,
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	out_item(o, label ? label : key, buf);
+}
+
+void out_int(struct op_out *o, const char *key, const char *label,
+	     int64_t v)
+{
+	char buf[24];
+
+	if (o->jw) {
+		jw_name(o->jw, key);
+		jw_int(o->jw, v);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%" PRId64, v);
 	out_item(o, label ? label : key, buf);
 }
 

@@ -38,10 +38,17 @@ static inline bool out_json(const struct op_out *o)
 void out_line(struct op_out *o, int indent);
 /* Text: end the current line if anything is on it. */
 void out_eol(struct op_out *o);
+/*
+ * Text: wrap the rest of the current line (until the next out_line()) at
+ * OUT_TEXT_WIDTH, continuing at @indent.
+ */
+void out_wrap(struct op_out *o, int indent);
 
 /* "label value" in text (label NULL: use key), "key": value in JSON. */
 void out_uint(struct op_out *o, const char *key, const char *label,
 	      uint64_t v);
+void out_int(struct op_out *o, const char *key, const char *label,
+	     int64_t v);
 void out_str(struct op_out *o, const char *key, const char *label,
 	     const char *s);
 /* on/off in text, true/false in JSON. */

@@ -77,12 +77,21 @@ struct op_host_info {
 	uint64_t tx_barrier;
 	uint64_t rx_barrier;
 	uint32_t reorder_depth;
+	uint64_t tx_commit;
+	uint64_t rx_commit;
+	uint32_t rdm_waiting;
+	uint32_t rdm_unacked;
 	uint64_t counters_present;	/* bit (1ULL << ONEPIPE_C_*) */
 	uint64_t counters[OP_MAX_COUNTERS];
 };
 
 void op_host_parse(const struct nlmsghdr *nlh, struct op_host_info *hi);
 void op_host_print(struct op_out *o, const struct op_host_info *hi);
+/*
+ * @now - @then for 48-bit wrap-around timestamps, in nanoseconds;
+ * negative if @then is ahead.
+ */
+int64_t op_ts_lag(uint64_t now, uint64_t then);
 /* "tx_msgs" for ONEPIPE_C_TX_MSGS; NULL if unknown. */
 const char *op_counter_name(unsigned int id);
 

@@ -384,6 +384,10 @@ static void test_host_full(void)
 	mnl_attr_put_u64(nlh, ONEPIPE_A_TX_BARRIER, 123456000);
 	mnl_attr_put_u64(nlh, ONEPIPE_A_RX_BARRIER, 123450000);
 	mnl_attr_put_u32(nlh, ONEPIPE_A_REORDER_DEPTH, 2);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_TX_COMMIT, 123455000);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_RX_COMMIT, 123449000);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_RDM_WAITING, 1);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_RDM_UNACKED, 17);
 	nest = mnl_attr_nest_start(nlh, ONEPIPE_A_COUNTERS);
 	for (id = 1; id <= ONEPIPE_C_MAX; id++)
 		mnl_attr_put_u64(nlh, id, id * 10);
@@ -396,10 +400,14 @@ static void test_host_full(void)
 	is_str(s,
 	       "host 3 transport udp local 10.77.1.3:5640 uplink 10.77.1.1:5641 state up\n"
 	       "  clock 123456789 tx_barrier 123456000 rx_barrier 123450000 reorder 2\n"
+	       "  tx_commit 123455000 rx_commit 123449000 commit_lag 7789 rdm_waiting 1\n"
+	       "    rdm_unacked 17\n"
 	       "  counters: tx_msgs 10 tx_scatterings 20 tx_pkts 30 tx_beacons 40 tx_acks 50\n"
 	       "    tx_naks 60 tx_errors 70 rx_pkts 80 rx_beacons 90 rx_msgs 100 rx_late 110\n"
 	       "    rx_noport 120 rx_nobufs 130 rx_bad 140 rx_dup 150 rx_reasm_drop 160\n"
-	       "    acked 170 send_failures 180 link_timeouts 190 counter_40 7\n",
+	       "    acked 170 send_failures 180 link_timeouts 190 retransmits 200 recalls 210\n"
+	       "    rx_recalls 220 window_stalls 230 window_probes 240 ecn_marks 250\n"
+	       "    cwnd_cuts 260 rx_rdm_msgs 270 commit_lag_ns 280 counter_40 7\n",
 	       "host show: text, every attribute");
 	ok(max_line(s) <= OUT_TEXT_WIDTH, "host show: text fits in %d columns",
 	   OUT_TEXT_WIDTH);
@@ -410,6 +418,8 @@ static void test_host_full(void)
 	       "\"uplink\":\"10.77.1.1:5641\",\"state\":\"up\","
 	       "\"clock\":123456789,\"tx_barrier\":123456000,"
 	       "\"rx_barrier\":123450000,\"reorder_depth\":2,"
+	       "\"tx_commit\":123455000,\"rx_commit\":123449000,"
+	       "\"commit_lag\":7789,\"rdm_waiting\":1,\"rdm_unacked\":17,"
 	       "\"counters\":{\"tx_msgs\":10,\"tx_scatterings\":20,"
 	       "\"tx_pkts\":30,\"tx_beacons\":40,\"tx_acks\":50,"
 	       "\"tx_naks\":60,\"tx_errors\":70,\"rx_pkts\":80,"
@@ -417,7 +427,10 @@ static void test_host_full(void)
 	       "\"rx_noport\":120,\"rx_nobufs\":130,\"rx_bad\":140,"
 	       "\"rx_dup\":150,\"rx_reasm_drop\":160,\"acked\":170,"
 	       "\"send_failures\":180,\"link_timeouts\":190,"
-	       "\"counter_40\":7}}\n",
+	       "\"retransmits\":200,\"recalls\":210,\"rx_recalls\":220,"
+	       "\"window_stalls\":230,\"window_probes\":240,"
+	       "\"ecn_marks\":250,\"cwnd_cuts\":260,\"rx_rdm_msgs\":270,"
+	       "\"commit_lag_ns\":280,\"counter_40\":7}}\n",
 	       "host show: JSON, every attribute");
 	free(s);
 }
@@ -502,6 +515,92 @@ static void test_host_sparse(void)
 	free(s);
 }
 
+static void test_ts_lag(void)
+{
+	const uint64_t top = ONEPIPE_TS_MASK;
+
+	ok(op_ts_lag(1000, 400) == 600, "ts lag: plain difference");
+	ok(op_ts_lag(400, 1000) == -600, "ts lag: barrier ahead is negative");
+	ok(op_ts_lag(100, top - 899) == 1000,
+	   "ts lag: across the 48-bit wrap");
+	ok(op_ts_lag(top - 899, 100) == -1000,
+	   "ts lag: ahead across the wrap");
+	ok(op_ts_lag(7, 7) == 0, "ts lag: equal is 0");
+	ok(op_ts_lag((1ULL << 47) - 1, 0) == (int64_t)(1ULL << 47) - 1,
+	   "ts lag: largest positive lag");
+	ok(op_ts_lag(1ULL << 47, 0) == -(int64_t)(1ULL << 47),
+	   "ts lag: half the range reads as behind");
+}
+
+/* The reliable service's attributes, with real-sized 48-bit values. */
+static void test_host_commit(void)
+{
+	static char buf[4096];
+	struct nlmsghdr *nlh = fake_reply(buf, ONEPIPE_CMD_HOST_GET);
+	const uint64_t top = ONEPIPE_TS_MASK;
+	struct op_host_info hi;
+	char *s;
+
+	/* The clock has just wrapped; the commit barrier has not yet. */
+	mnl_attr_put_u64(nlh, ONEPIPE_A_CLOCK, 250);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_TX_BARRIER, top - 100);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_RX_BARRIER, top - 400);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_TX_COMMIT, top - 500);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_RX_COMMIT, top - 749);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_RDM_WAITING, 4294967295U);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_RDM_UNACKED, 1024);
+	op_host_parse(nlh, &hi);
+	s = render_host(&hi, false, false);
+	is_str(s,
+	       "  clock 250 tx_barrier 281474976710555 rx_barrier 281474976710255\n"
+	       "  tx_commit 281474976710155 rx_commit 281474976709906 commit_lag 1000\n"
+	       "    rdm_waiting 4294967295 rdm_unacked 1024\n",
+	       "host show: commit barriers and lag across the wrap, text");
+	ok(max_line(s) <= OUT_TEXT_WIDTH,
+	   "host show: 48-bit values wrap within %d columns", OUT_TEXT_WIDTH);
+	free(s);
+	s = render_host(&hi, true, false);
+	is_str(s,
+	       "{\"clock\":250,\"tx_barrier\":281474976710555,"
+	       "\"rx_barrier\":281474976710255,"
+	       "\"tx_commit\":281474976710155,\"rx_commit\":281474976709906,"
+	       "\"commit_lag\":1000,\"rdm_waiting\":4294967295,"
+	       "\"rdm_unacked\":1024}\n",
+	       "host show: commit barriers and lag, JSON");
+	free(s);
+
+	/* Commit barrier ahead of our clock (skew): a negative lag. */
+	nlh = fake_reply(buf, ONEPIPE_CMD_HOST_GET);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_CLOCK, 5000);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_RX_COMMIT, 5300);
+	op_host_parse(nlh, &hi);
+	s = render_host(&hi, false, false);
+	is_str(s, "  clock 5000\n  rx_commit 5300 commit_lag -300\n",
+	       "host show: commit barrier ahead of the clock, text");
+	free(s);
+	s = render_host(&hi, true, false);
+	is_str(s, "{\"clock\":5000,\"rx_commit\":5300,\"commit_lag\":-300}\n",
+	       "host show: negative lag is a JSON integer");
+	free(s);
+
+	/* No clock, or no rx_commit: no lag; wrong sizes are left out. */
+	nlh = fake_reply(buf, ONEPIPE_CMD_HOST_GET);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_TX_COMMIT, 9);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_RX_COMMIT, 8);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_RDM_UNACKED, 3);
+	stderr_begin();
+	op_host_parse(nlh, &hi);
+	s = stderr_end();
+	is_str(s, "onepipe: warning: kernel sent ONEPIPE_A_RDM_UNACKED with 8 "
+		  "bytes, expected 4; ignored\n",
+	       "host show: rdm_unacked of the wrong size is reported");
+	free(s);
+	s = render_host(&hi, false, false);
+	is_str(s, "  tx_commit 9 rx_commit 8\n",
+	       "host show: no commit_lag without the clock");
+	free(s);
+}
+
 static void test_counter_names(void)
 {
 	unsigned int id;
@@ -512,6 +611,8 @@ static void test_counter_names(void)
 	ok(all, "every ONEPIPE_C_* has a name");
 	is_str(op_counter_name(ONEPIPE_C_RX_REASM_DROP), "rx_reasm_drop",
 	       "counter name is the enum name in lower case");
+	is_str(op_counter_name(ONEPIPE_C_COMMIT_LAG_NS), "commit_lag_ns",
+	       "reliable-service counters are named too");
 	ok(!op_counter_name(ONEPIPE_C_MAX + 1), "no name past ONEPIPE_C_MAX");
 }
 
@@ -735,6 +836,8 @@ int main(void)
 	test_json();
 	test_host_full();
 	test_host_sparse();
+	test_ts_lag();
+	test_host_commit();
 	test_counter_names();
 	test_link();
 	test_sock();
