@@ -208,6 +208,54 @@ static void op_pending_purge(struct op_sock *os)
 	os->pending_bytes = 0;
 }
 
+/**
+ * op_sock_wake_writer() - a reliable scattering left the wait queue
+ * @sk: its socket
+ *
+ * Writers blocked in sendmsg() and poll() learn that the socket may send
+ * again.  sk_write_space() would not do: it also wants half the send
+ * buffer free.  Context: any; takes no 1Pipe lock.
+ */
+void op_sock_wake_writer(struct sock *sk)
+{
+	struct socket_wq *wq;
+
+	rcu_read_lock();
+	wq = rcu_dereference(sk->sk_wq);
+	if (skwq_has_sleeper(wq))
+		wake_up_interruptible_poll(&wq->wait, EPOLLOUT | EPOLLWRNORM |
+					   EPOLLWRBAND);
+	sk_wake_async(sk, SOCK_WAKE_SPACE, POLL_OUT);
+	rcu_read_unlock();
+}
+
+/*
+ * A reliable socket has at most one scattering waiting for window: the
+ * next one starts only when it is gone, so a process's scatterings are
+ * stamped in the order it sent them.  Wait for that (or say EAGAIN).
+ */
+static int op_wait_unqueued(struct sock *sk, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct op_sock *os = op_sk(sk);
+	int err = 0;
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (READ_ONCE(os->waiting)) {
+		if (!*timeo) {
+			err = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			err = sock_intr_errno(*timeo);
+			break;
+		}
+		sk_wait_event(sk, timeo, !READ_ONCE(os->waiting), &wait);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return err;
+}
+
 #define OP_SEND_FLAGS (MSG_DONTWAIT | MSG_MORE | MSG_BATCH | MSG_NOSIGNAL | \
 		       MSG_EOR | MSG_CMSG_COMPAT)
 
@@ -220,6 +268,7 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct sockaddr_onepipe dst;
 	struct op_msg_cb *cb;
 	struct sk_buff *skb;
+	long timeo;
 	int err;
 
 	if (msg->msg_flags & MSG_OOB)
@@ -256,6 +305,20 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		err = -EMSGSIZE;
 		goto out_flush;
 	}
+	timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
+	if (op_sk_reliable(sk)) {
+		/* ... and fit every destination's window. */
+		if (skb_queue_len(&os->pending) >=
+		    (u32)READ_ONCE(on->rdm_window)) {
+			err = -EMSGSIZE;
+			goto out_flush;
+		}
+		if (skb_queue_empty(&os->pending)) {
+			err = op_wait_unqueued(sk, &timeo);
+			if (err)
+				goto out;
+		}
+	}
 
 	skb = sock_alloc_send_skb(sk, len, msg->msg_flags & MSG_DONTWAIT, &err);
 	if (!skb)
@@ -271,10 +334,18 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	cb->dst_port = dst.sop_port;
 	cb->src_port = os->port;
 	cb->flags = os->ordered ? 0 : OP_F_UNORDERED;
+	if (op_sk_reliable(sk))
+		cb->flags |= OP_F_RELIABLE;
 	__skb_queue_tail(&os->pending, skb);
 	os->pending_bytes += len;
 
 	err = more ? 0 : op_tx_scattering(on, os, true);
+	/*
+	 * A blocking sender returns once its scattering is stamped, so that
+	 * ONEPIPE_LAST_TS names it; it was accepted whatever happens now.
+	 */
+	if (!err && !more && op_sk_reliable(sk))
+		op_wait_unqueued(sk, &timeo);
 	release_sock(sk);
 	return err ?: len;
 
@@ -286,6 +357,7 @@ out_flush:
 	 */
 	if (!skb_queue_empty(&os->pending))
 		op_tx_scattering(on, os, false);
+out:
 	release_sock(sk);
 	return err;
 }
@@ -372,6 +444,9 @@ static int op_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		err = skb->len;
 out:
 	skb_free_datagram(sk, skb);
+	/* Committed messages that did not fit may now. */
+	if (op_sk_reliable(sk) && !skb_queue_empty_lockless(&op_sk(sk)->backlog))
+		op_rdm_refill(op_net(sock_net(sk)), op_sk(sk));
 	return err;
 }
 
@@ -427,16 +502,18 @@ static int op_getsockopt(struct socket *sock, int level, int optname,
 		spin_unlock_bh(&on->tx_lock);
 		break;
 	case ONEPIPE_LAST_TS:
-		lock_sock(sk);
+		spin_lock_bh(&on->tx_lock);
 		val = os->last_ts;
 		ival = os->has_last_ts;
-		release_sock(sk);
+		spin_unlock_bh(&on->tx_lock);
+		if (READ_ONCE(os->waiting))
+			return -EINPROGRESS;	/* not stamped yet */
 		if (!ival)
 			return -ENOENT;
 		break;
 	case ONEPIPE_BARRIER:
 		spin_lock_bh(&on->rx_lock);
-		val = on->delivered;
+		val = op_sk_reliable(sk) ? on->cdelivered : on->delivered;
 		spin_unlock_bh(&on->rx_lock);
 		break;
 	case ONEPIPE_ORDERED:
@@ -490,6 +567,10 @@ static int op_release(struct socket *sock)
 
 	/* Nobody is left to hear about these messages. */
 	op_tx_forget_sock(on, sk);
+	if (op_sk_reliable(sk)) {
+		op_rdm_forget_sock(on, op_sk(sk));
+		op_rdm_sock_purge(on, op_sk(sk));
+	}
 	sock->sk = NULL;
 	sock_put(sk);
 	return 0;
@@ -497,6 +578,9 @@ static int op_release(struct socket *sock)
 
 static void op_sock_destruct(struct sock *sk)
 {
+	/* A delivery may have raced with op_release() into the backlog. */
+	if (op_sk_reliable(sk))
+		op_rdm_sock_purge(op_net(sock_net(sk)), op_sk(sk));
 	skb_queue_purge(&sk->sk_receive_queue);
 	skb_queue_purge(&sk->sk_error_queue);
 }
@@ -518,6 +602,8 @@ void op_sock_fail(struct sock *sk, struct sk_buff *skb, int code)
 		[ONEPIPE_EE_NOPORT] = ECONNREFUSED,
 		[ONEPIPE_EE_NOBUFS] = ENOBUFS,
 		[ONEPIPE_EE_DOWN] = ENETDOWN,
+		[ONEPIPE_EE_UNREACH] = EHOSTUNREACH,
+		[ONEPIPE_EE_RECALLED] = ECANCELED,
 	};
 	const struct op_msg_cb mcb = *OP_MSG_CB(skb);
 	struct op_err_cb *ecb = OP_ERR_CB(skb);
@@ -545,7 +631,18 @@ void op_sock_fail(struct sock *sk, struct sk_buff *skb, int code)
 	sock_put(sk);
 }
 
-static const struct proto_ops op_dgram_ops = {
+/* A reliable socket whose scattering waits for window is not writable. */
+static __poll_t op_poll(struct file *file, struct socket *sock,
+			poll_table *wait)
+{
+	__poll_t mask = datagram_poll(file, sock, wait);
+
+	if (READ_ONCE(op_sk(sock->sk)->waiting))
+		mask &= ~(EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
+	return mask;
+}
+
+static const struct proto_ops op_sock_ops = {
 	.family		= PF_ONEPIPE,
 	.owner		= THIS_MODULE,
 	.release	= op_release,
@@ -554,7 +651,7 @@ static const struct proto_ops op_dgram_ops = {
 	.socketpair	= sock_no_socketpair,
 	.accept		= sock_no_accept,
 	.getname	= op_getname,
-	.poll		= datagram_poll,
+	.poll		= op_poll,
 	.ioctl		= op_ioctl,
 	.gettstamp	= sock_gettstamp,
 	.listen		= sock_no_listen,
@@ -575,14 +672,14 @@ static int op_create(struct net *net, struct socket *sock, int protocol,
 
 	if (protocol)
 		return -EPROTONOSUPPORT;
-	if (sock->type != SOCK_DGRAM)
+	if (sock->type != SOCK_DGRAM && sock->type != SOCK_RDM)
 		return -ESOCKTNOSUPPORT;
 
 	sk = sk_alloc(net, PF_ONEPIPE, GFP_KERNEL, &op_proto, kern);
 	if (!sk)
 		return -ENOBUFS;
 	sock_init_data(sock, sk);
-	sock->ops = &op_dgram_ops;
+	sock->ops = &op_sock_ops;
 	sock->state = SS_UNCONNECTED;
 	/* Receivers look sockets up under RCU, in softirq. */
 	sock_set_flag(sk, SOCK_RCU_FREE);
@@ -591,6 +688,10 @@ static int op_create(struct net *net, struct socket *sock, int protocol,
 	os = op_sk(sk);
 	os->ordered = true;
 	skb_queue_head_init(&os->pending);
+	INIT_LIST_HEAD(&os->scat.node);
+	__skb_queue_head_init(&os->scat.msgs);
+	__skb_queue_head_init(&os->scat.wire);
+	__skb_queue_head_init(&os->backlog);
 	return 0;
 }
 

@@ -46,9 +46,9 @@ static int op_nl_put_counters(struct sk_buff *msg, struct op_net *on)
 static int op_nl_fill_host(struct sk_buff *msg, struct op_net *on)
 {
 	struct op_host_cfg cfg;
-	u64 clock, txb, rxb;
-	u32 depth;
-	bool up;
+	u64 clock, txb, rxb, txc, rxc;
+	u32 depth, waiting, unacked;
+	bool up, has_rxc;
 
 	mutex_lock(&on->cfg_mutex);
 	cfg = on->cfg;
@@ -58,10 +58,15 @@ static int op_nl_fill_host(struct sk_buff *msg, struct op_net *on)
 	spin_lock_bh(&on->tx_lock);
 	clock = op_clock_floor(&on->clock, op_now(on));
 	txb = on->tx_barrier;
+	txc = on->tx_commit;
+	waiting = list_count_nodes(&on->rdm_waitq);
+	unacked = on->rdm_unacked;
 	spin_unlock_bh(&on->tx_lock);
 	spin_lock_bh(&on->rx_lock);
 	rxb = on->delivered;
-	depth = on->pq.count;
+	rxc = on->cdelivered;
+	has_rxc = on->cagg.valid;
+	depth = on->pq.count + on->rdm_pq.count;
 	spin_unlock_bh(&on->rx_lock);
 
 	if (cfg.host_id &&
@@ -78,7 +83,13 @@ static int op_nl_fill_host(struct sk_buff *msg, struct op_net *on)
 	    nla_put_u64_64bit(msg, ONEPIPE_A_CLOCK, clock, ONEPIPE_A_PAD) ||
 	    nla_put_u64_64bit(msg, ONEPIPE_A_TX_BARRIER, txb, ONEPIPE_A_PAD) ||
 	    nla_put_u64_64bit(msg, ONEPIPE_A_RX_BARRIER, rxb, ONEPIPE_A_PAD) ||
-	    nla_put_u32(msg, ONEPIPE_A_REORDER_DEPTH, depth))
+	    nla_put_u32(msg, ONEPIPE_A_REORDER_DEPTH, depth) ||
+	    nla_put_u64_64bit(msg, ONEPIPE_A_TX_COMMIT, txc, ONEPIPE_A_PAD) ||
+	    nla_put_u32(msg, ONEPIPE_A_RDM_WAITING, waiting) ||
+	    nla_put_u32(msg, ONEPIPE_A_RDM_UNACKED, unacked))
+		return -EMSGSIZE;
+	if (has_rxc &&
+	    nla_put_u64_64bit(msg, ONEPIPE_A_RX_COMMIT, rxc, ONEPIPE_A_PAD))
 		return -EMSGSIZE;
 	return op_nl_put_counters(msg, on);
 }

@@ -71,6 +71,67 @@ struct op_transport_ops {
 
 extern const struct op_transport_ops op_udp_transport;
 
+/* Reliable receive state keeps a ring of this many sequence numbers. */
+#define OP_RDM_SEEN_BITS	2048
+/* Refusals a receiver remembers per sender, to refuse copies again. */
+#define OP_RDM_REFUSED		8
+/* Most messages a reliable window (net.onepipe.rdm_window) may allow. */
+#define OP_RDM_WINDOW_MAX	(OP_RDM_SEEN_BITS / 2)
+
+/**
+ * struct op_rdm_tx - the sending half of the reliable service towards a peer
+ * @out: stamped messages in @next order, from sending until the host's
+ *	commit barrier passes them (an ACKed message may still have to be
+ *	recalled while another message of its scattering is unresolved)
+ * @una: first message of @out that is not ACKed, NULL if none
+ * @active: on op_net.rdm_active while @out is not empty
+ * @next: sequence number of the next message
+ * @edge: the receiver's window: messages with seq < @edge may be sent
+ * @reserved: credits held by scatterings waiting in op_net.rdm_waitq
+ * @blocked_gen: op_net.rdm_gen of the last pump that found no credit here
+ * @srtt_us: smoothed ACK round-trip time, 0 until measured
+ * @rttvar_us: its mean deviation
+ * @probe_at: ktime_get_ns() when a window probe may go out next
+ *
+ * All under tx_lock.
+ */
+struct op_rdm_tx {
+	struct sk_buff_head out;
+	struct sk_buff *una;
+	struct list_head active;
+	u32 next;
+	u32 edge;
+	u32 reserved;
+	u32 blocked_gen;
+	u32 srtt_us;
+	u32 rttvar_us;
+	u64 probe_at;
+};
+
+/**
+ * struct op_rdm_rx - the receiving half of the reliable service from a peer
+ * @nxt: every message with seq < @nxt has arrived (or was refused)
+ * @held: messages arrived but not yet in a socket's receive queue; they
+ *	are what the window is charged with
+ * @adv: window edge last advertised
+ * @seen: ring of OP_RDM_SEEN_BITS: bit seq % OP_RDM_SEEN_BITS is set when
+ *	message seq (>= @nxt) has arrived
+ * @refused_seq: the last OP_RDM_REFUSED messages refused (NAKed)
+ * @refused_code: their NAK codes, 0 for an empty slot
+ * @refused_next: slot the next refusal takes
+ *
+ * All under rx_lock.
+ */
+struct op_rdm_rx {
+	u32 nxt;
+	u32 held;
+	u32 adv;
+	DECLARE_BITMAP(seen, OP_RDM_SEEN_BITS);
+	u32 refused_seq[OP_RDM_REFUSED];
+	u8 refused_code[OP_RDM_REFUSED];
+	u8 refused_next;
+};
+
 /**
  * struct op_peer - what this host keeps about another host
  * @host: the peer's host id
@@ -81,6 +142,8 @@ extern const struct op_transport_ops op_udp_transport;
  * @ack_hi: last sequence number of that range (rx_lock)
  * @ack_node: on op_net.ack_pending while a range is being built (rx_lock)
  * @partial: messages being reassembled from fragments (rx_lock)
+ * @rtx: reliable service, sending half (tx_lock)
+ * @rrx: reliable service, receiving half (rx_lock)
  *
  * Peers are created on first use and live as long as the namespace's
  * 1Pipe state; lookups are lockless through op_net.peers.
@@ -93,6 +156,8 @@ struct op_peer {
 	u32 ack_hi;
 	struct list_head ack_node;
 	struct list_head partial;
+	struct op_rdm_tx rtx;
+	struct op_rdm_rx rrx;
 };
 
 /* Counters live per CPU so that hot paths never share a cache line. */
@@ -129,12 +194,21 @@ struct op_net {
 	int link_timeout_intervals;
 	int ack_timeout_ms;
 	int clock_offset_ns;
+	int rdm_window;
+	int rdm_rto_min_ms;
+	int rdm_retries;
 	struct ctl_table_header *sysctl_hdr;
 
 	spinlock_t tx_lock;		/* see above */
 	struct op_clock clock;		/* tx_lock */
 	u64 tx_barrier;			/* tx_lock: last barrier sent */
 	bool tx_since_tick;		/* tx_lock: uplink carried a packet */
+	u64 tx_commit;			/* tx_lock: last commit barrier sent */
+	struct list_head rdm_waitq;	/* tx_lock: op_scat waiting for window */
+	struct list_head rdm_active;	/* tx_lock: peers with reliable msgs out */
+	u32 rdm_gen;			/* tx_lock: pump generation */
+	u32 rdm_unacked;		/* tx_lock: reliable msgs not yet ACKed */
+	u64 rdm_retx_at;		/* tx_lock: next retransmission scan */
 
 	spinlock_t rx_lock;		/* see above */
 	struct op_link uplink;		/* rx_lock: our one input link */
@@ -145,6 +219,11 @@ struct op_net {
 	u64 rx_max_ts;			/* rx_lock write, READ_ONCE in tx */
 	bool rx_seen;			/* rx_lock write, READ_ONCE in tx */
 	struct list_head ack_pending;	/* rx_lock: peers with ACKs to send */
+	struct op_link cuplink;		/* rx_lock: commit register of uplink */
+	struct op_agg cagg;		/* rx_lock: its commit output group */
+	struct op_pq rdm_pq;		/* rx_lock: reliable msgs until commit */
+	u64 cdelivered;			/* rx_lock: committed below this */
+	struct list_head recalls;	/* rx_lock: recalls awaiting their msg */
 
 	struct xarray peers;		/* host id -> struct op_peer */
 	atomic_t npeers;
@@ -163,6 +242,23 @@ struct op_net {
 #define OP_MAX_PQ_BYTES	(64ULL << 20)
 
 /**
+ * struct op_scat - a reliable scattering waiting for window
+ * @node: on op_net.rdm_waitq, in the order the scatterings closed
+ * @msgs: its messages (op_msg_cb.credited says which hold a credit)
+ * @wire: their packets, built already, in @msgs order
+ * @missing: messages still without a credit
+ *
+ * Embedded in the socket: a socket has at most one scattering waiting,
+ * which keeps its scatterings in the order it sent them.  Under tx_lock.
+ */
+struct op_scat {
+	struct list_head node;
+	struct sk_buff_head msgs;
+	struct sk_buff_head wire;
+	unsigned int missing;
+};
+
+/**
  * struct op_sock - an AF_ONEPIPE socket
  * @sk: must be first
  * @bind_node: in op_net.ports while bound (port_lock, RCU readers)
@@ -175,6 +271,12 @@ struct op_net {
  * @pending: messages of the scattering being built with MSG_MORE /
  *	sendmmsg(); protected by the socket lock
  * @pending_bytes: payload bytes in @pending
+ * @scat: SOCK_RDM: the scattering waiting for window, if @waiting
+ * @waiting: @scat is on op_net.rdm_waitq (tx_lock; READ_ONCE elsewhere)
+ * @backlog: SOCK_RDM: committed messages that did not fit the receive
+ *	buffer, in delivery order; they still hold their window (rx_lock)
+ *
+ * @last_ts and @has_last_ts are written under tx_lock, where stamping is.
  */
 struct op_sock {
 	struct sock sk;
@@ -187,7 +289,15 @@ struct op_sock {
 	u64 last_ts;
 	struct sk_buff_head pending;
 	unsigned int pending_bytes;
+	struct op_scat scat;
+	bool waiting;
+	struct sk_buff_head backlog;
 };
+
+static inline bool op_sk_reliable(const struct sock *sk)
+{
+	return sk->sk_type == SOCK_RDM;
+}
 
 static inline struct op_sock *op_sk(const struct sock *sk)
 {
@@ -205,6 +315,12 @@ static inline struct op_sock *op_sk(const struct sock *sk)
  * @flags: OP_F_* for the wire
  * @nfrags: packets the message was cut into
  * @peer: the destination's peer state, once the message is being sent
+ * @sent_us: reliable: ktime_get_ns() / 1000 of the last (re)transmission
+ * @state: reliable: enum op_rdm_state
+ * @retries: reliable: retransmissions so far (of the message or recall)
+ * @credited: reliable: holds a window credit while waiting
+ *
+ * For reliable messages @deadline is the next retransmission.
  */
 struct op_msg_cb {
 	u64 ts;
@@ -216,6 +332,17 @@ struct op_msg_cb {
 	u16 dst_port;
 	u16 nfrags;
 	u8 flags;
+	u8 state;
+	u32 sent_us;
+	u8 retries;
+	u8 credited;
+};
+
+/* Where a reliable message is in the two-phase commit (op_msg_cb.state). */
+enum op_rdm_state {
+	OP_RDM_SENT,		/* waiting for the receiver's ACK */
+	OP_RDM_ACKED,		/* buffered at the receiver, until commit */
+	OP_RDM_RECALLING,	/* recalled, waiting for the recall's ACK */
 };
 
 /**
@@ -290,7 +417,18 @@ struct op_peer *op_peer_get(struct op_net *on, u32 host, gfp_t gfp);
 void op_tick_start(struct op_net *on);
 
 /* tx.c */
+struct sk_buff *op_pkt_alloc(struct op_net *on, unsigned int payload,
+			     gfp_t gfp);
+void op_xmit(struct op_net *on, struct sk_buff *skb);
+int op_msg_packets(struct op_net *on, struct sk_buff *msg,
+		   struct sk_buff_head *wire, gfp_t gfp);
+void op_xmit_msg(struct op_net *on, struct sk_buff *msg,
+		 struct sk_buff_head *wire);
+u64 op_tx_stamp(struct op_net *on, struct op_sock *os);
+void op_tx_drop(struct op_sock *os, bool own, int err);
 int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own);
+void op_ctl_push(struct op_net *on, struct sk_buff_head *ctl,
+		 const struct op_hdr *h);
 void op_ctl_queue(struct op_net *on, struct sk_buff_head *ctl, u8 type,
 		  u32 dst_host, u32 seq, u32 aux, u8 code);
 void op_tx_ctl(struct op_net *on, struct sk_buff_head *ctl);
@@ -301,14 +439,46 @@ void op_tx_expire(struct op_net *on, u64 now_mono);
 void op_tx_fail_all(struct op_net *on, int code);
 void op_tx_forget_sock(struct op_net *on, struct sock *sk);
 
+/* rdm_tx.c: the reliable service, sending half */
+void op_rdm_close_scattering(struct op_net *on, struct op_sock *os,
+			     struct sk_buff_head *wire);
+void op_rdm_acked(struct op_net *on, const struct op_hdr *h);
+void op_rdm_naked(struct op_net *on, u32 host, u32 seq, u8 code);
+void op_rdm_peer_unreachable(struct op_net *on, u32 host);
+void op_rdm_tx_tick(struct op_net *on, u64 now_mono);
+void op_rdm_fail_all(struct op_net *on, int code);
+void op_rdm_forget_sock(struct op_net *on, struct op_sock *os);
+u64 op_rdm_commit(struct op_net *on);
+void op_rdm_peer_init(struct op_net *on, struct op_peer *p);
+
+/* rdm_rx.c: the reliable service, receiving half */
+void op_rdm_rx_data(struct op_net *on, struct sk_buff *skb,
+		    const struct op_hdr *h, struct sk_buff_head *ctl);
+void op_rdm_rx_msg(struct op_net *on, struct sk_buff *skb,
+		   const struct op_hdr *h, struct sk_buff_head *ctl);
+void op_rdm_rx_recall(struct op_net *on, const struct op_hdr *h,
+		      struct sk_buff_head *ctl);
+void op_rdm_rx_probe(struct op_net *on, const struct op_hdr *h,
+		     struct sk_buff_head *ctl);
+void op_rdm_deliver(struct op_net *on, struct sk_buff_head *ctl);
+void op_rdm_rx_flush(struct op_net *on);
+void op_rdm_refill(struct op_net *on, struct op_sock *os);
+void op_rdm_sock_purge(struct op_net *on, struct op_sock *os);
+
 /* rx.c */
 void op_rcv(struct op_net *on, struct sk_buff *skb);
+void op_rx_msg(struct op_net *on, struct sk_buff *skb,
+	       const struct op_hdr *h, struct sk_buff_head *ctl);
+void op_rx_frag(struct op_net *on, struct sk_buff *skb,
+		const struct op_hdr *h, struct sk_buff_head *ctl);
+bool op_partial_drop(struct op_net *on, struct op_peer *p, u32 seq, u8 flags);
 void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl);
 void op_rx_flush(struct op_net *on);
 
 /* af_onepipe.c */
 struct sock *op_port_lookup_rcu(struct op_net *on, u16 port);
 void op_sock_fail(struct sock *sk, struct sk_buff *skb, int code);
+void op_sock_wake_writer(struct sock *sk);
 unsigned int op_sock_count(struct op_net *on);
 
 /* netlink.c */

@@ -96,7 +96,7 @@ static void op_deliver_one(struct op_net *on, struct sk_buff *skb,
 	struct sock *sk;
 
 	sk = op_port_lookup_rcu(on, rcb->dst_port);
-	if (!sk) {
+	if (!sk || op_sk_reliable(sk)) {
 		op_count(on, ONEPIPE_C_RX_NOPORT);
 		op_nak(on, ctl, host, seq, OP_NAK_NOPORT);
 		kfree_skb(skb);
@@ -137,8 +137,8 @@ static void op_deliver(struct op_net *on, struct sk_buff_head *ctl)
 }
 
 /* A whole message arrived: deliver it now or queue it for its turn. */
-static void op_rx_msg(struct op_net *on, struct sk_buff *skb,
-		      const struct op_hdr *h, struct sk_buff_head *ctl)
+void op_rx_msg(struct op_net *on, struct sk_buff *skb,
+	       const struct op_hdr *h, struct sk_buff_head *ctl)
 {
 	struct op_rx_cb *rcb = OP_RX_CB(skb);
 
@@ -149,6 +149,10 @@ static void op_rx_msg(struct op_net *on, struct sk_buff *skb,
 	rcb->node.seq = h->seq;
 	rcb->dst_port = h->dst_port;
 
+	if (h->flags & OP_F_RELIABLE) {
+		op_rdm_rx_msg(on, skb, h, ctl);
+		return;
+	}
 	if (h->flags & OP_F_UNORDERED) {
 		rcu_read_lock();
 		op_deliver_one(on, skb, ctl);
@@ -165,12 +169,15 @@ static void op_rx_msg(struct op_net *on, struct sk_buff *skb,
 	op_pq_push(&on->pq, &rcb->node);
 }
 
-static struct op_partial *op_partial_find(struct op_peer *p, u32 seq)
+/* Each service has its own sequence numbers. */
+static struct op_partial *op_partial_find(struct op_peer *p, u32 seq,
+					  u8 flags)
 {
 	struct op_partial *m;
 
 	list_for_each_entry(m, &p->partial, node)
-		if (m->seq == seq)
+		if (m->seq == seq &&
+		    !((m->flags ^ flags) & OP_F_RELIABLE))
 			return m;
 	return NULL;
 }
@@ -181,6 +188,24 @@ static void op_partial_free(struct op_net *on, struct op_partial *m)
 	on->pq_bytes -= m->skb->truesize;
 	kfree_skb(m->skb);
 	kfree(m);
+}
+
+/**
+ * op_partial_drop() - give up reassembling a message
+ * @on: this host; rx_lock held
+ * @p: its sender
+ * @seq: the message
+ * @flags: OP_F_RELIABLE for the reliable service's @seq
+ *
+ * Return: whether there was such a partial message.
+ */
+bool op_partial_drop(struct op_net *on, struct op_peer *p, u32 seq, u8 flags)
+{
+	struct op_partial *m = op_partial_find(p, seq, flags);
+
+	if (m)
+		op_partial_free(on, m);
+	return m;
 }
 
 static struct op_partial *op_partial_new(struct op_net *on, struct op_peer *p,
@@ -244,8 +269,8 @@ static long op_frag_offset(struct op_partial *m, const struct op_hdr *h,
 }
 
 /* One fragment of a multi-packet message. */
-static void op_rx_frag(struct op_net *on, struct sk_buff *skb,
-		       const struct op_hdr *h, struct sk_buff_head *ctl)
+void op_rx_frag(struct op_net *on, struct sk_buff *skb,
+		const struct op_hdr *h, struct sk_buff_head *ctl)
 {
 	struct op_peer *p = op_peer_get(on, h->src_host, GFP_ATOMIC);
 	struct op_partial *m;
@@ -254,12 +279,15 @@ static void op_rx_frag(struct op_net *on, struct sk_buff *skb,
 
 	if (!p)
 		goto drop;
-	m = op_partial_find(p, h->seq);
+	m = op_partial_find(p, h->seq, h->flags);
 	if (!m) {
 		m = op_partial_new(on, p, h);
 		if (!m) {
 			op_count(on, ONEPIPE_C_RX_NOBUFS);
-			op_nak(on, ctl, h->src_host, h->seq, OP_NAK_NOBUFS);
+			/* A reliable sender will send it again. */
+			if (!(h->flags & OP_F_RELIABLE))
+				op_nak(on, ctl, h->src_host, h->seq,
+				       OP_NAK_NOBUFS);
 			goto drop;
 		}
 	}
@@ -298,6 +326,14 @@ static void op_rx_data(struct op_net *on, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
+	/* The message may wait a while: let go of route and conntrack. */
+	skb_dst_drop(skb);
+	nf_reset_ct(skb);
+	skb->dev = NULL;
+	if (h->flags & OP_F_RELIABLE) {
+		op_rdm_rx_data(on, skb, h, ctl);
+		return;
+	}
 	if (!(h->flags & OP_F_UNORDERED) && on->agg.valid &&
 	    op_ts_before(h->ts, on->delivered)) {
 		op_count(on, ONEPIPE_C_RX_LATE);
@@ -305,10 +341,6 @@ static void op_rx_data(struct op_net *on, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
-	/* The message may wait a while: let go of route and conntrack. */
-	skb_dst_drop(skb);
-	nf_reset_ct(skb);
-	skb->dev = NULL;
 	if (h->frag_cnt == 1)
 		op_rx_msg(on, skb, h, ctl);
 	else
@@ -326,6 +358,8 @@ void op_rcv(struct op_net *on, struct sk_buff *skb)
 {
 	struct sk_buff_head ctl;
 	struct op_hdr h;
+	bool mine;
+	u64 now;
 
 	if (!pskb_may_pull(skb, OP_HDR_LEN) ||
 	    op_hdr_decode(&h, skb->data, skb->len) != OP_PARSE_OK) {
@@ -336,16 +370,34 @@ void op_rcv(struct op_net *on, struct sk_buff *skb)
 	op_count(on, ONEPIPE_C_RX_PKTS);
 	__skb_queue_head_init(&ctl);
 
+	mine = h.type != OP_PKT_BEACON &&
+	       h.dst_host == READ_ONCE(on->cfg.host_id);
 	spin_lock_bh(&on->rx_lock);
+	now = ktime_get_ns();
 	if (!(h.flags & OP_F_NOBARRIER)) {
-		op_link_heard(&on->uplink, h.barrier, ktime_get_ns());
+		op_link_heard(&on->uplink, h.barrier, now);
 		if (op_agg_update(&on->agg, &on->uplink, 1))
 			op_deliver(on, &ctl);
 	}
-	if (h.type == OP_PKT_DATA) {
+	if (!(h.flags & OP_F_NOCOMMIT)) {
+		op_link_heard(&on->cuplink, h.commit, now);
+		if (op_agg_update(&on->cagg, &on->cuplink, 1))
+			op_rdm_deliver(on, &ctl);
+	}
+	switch (h.type) {
+	case OP_PKT_DATA:
 		__skb_pull(skb, OP_HDR_LEN);
 		op_rx_data(on, skb, &h, &ctl);
 		skb = NULL;
+		break;
+	case OP_PKT_RECALL:
+		if (mine)
+			op_rdm_rx_recall(on, &h, &ctl);
+		break;
+	case OP_PKT_PROBE:
+		if (mine)
+			op_rdm_rx_probe(on, &h, &ctl);
+		break;
 	}
 	spin_unlock_bh(&on->rx_lock);
 
@@ -354,11 +406,15 @@ void op_rcv(struct op_net *on, struct sk_buff *skb)
 		op_count(on, ONEPIPE_C_RX_BEACONS);
 		break;
 	case OP_PKT_ACK:
-		if (h.dst_host == READ_ONCE(on->cfg.host_id))
+		if (mine && (h.flags & OP_F_RELIABLE))
+			op_rdm_acked(on, &h);
+		else if (mine)
 			op_tx_acked(on, h.src_host, h.seq, h.aux);
 		break;
 	case OP_PKT_NAK:
-		if (h.dst_host == READ_ONCE(on->cfg.host_id))
+		if (mine && (h.flags & OP_F_RELIABLE))
+			op_rdm_naked(on, h.src_host, h.seq, h.code);
+		else if (mine)
 			op_tx_naked(on, h.src_host, h.seq, h.code);
 		break;
 	}
@@ -389,8 +445,11 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 	now = ktime_get_ns();
 	if (op_links_expire(&on->uplink, 1, now, timeout))
 		op_count(on, ONEPIPE_C_LINK_TIMEOUTS);
+	op_links_expire(&on->cuplink, 1, now, timeout);
 	if (op_agg_update(&on->agg, &on->uplink, 1))
 		op_deliver(on, ctl);
+	if (op_agg_update(&on->cagg, &on->cuplink, 1))
+		op_rdm_deliver(on, ctl);
 	list_for_each_entry_safe(p, tmp, &on->ack_pending, ack_node)
 		op_ack_flush(on, p, ctl);
 
@@ -398,7 +457,8 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 		struct op_partial *m, *mt;
 
 		list_for_each_entry_safe(m, mt, &p->partial, node) {
-			bool late = !(m->flags & OP_F_UNORDERED) &&
+			bool late = !(m->flags & (OP_F_UNORDERED |
+						  OP_F_RELIABLE)) &&
 				    on->agg.valid &&
 				    op_ts_before(m->ts, on->delivered);
 
@@ -441,5 +501,6 @@ void op_rx_flush(struct op_net *on)
 	memset(&on->agg, 0, sizeof(on->agg));
 	on->agg.members = 1;
 	on->delivered = 0;
+	op_rdm_rx_flush(on);
 	spin_unlock_bh(&on->rx_lock);
 }

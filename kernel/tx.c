@@ -12,8 +12,8 @@
 
 #include "onepipe.h"
 
-static struct sk_buff *op_pkt_alloc(struct op_net *on, unsigned int payload,
-				    gfp_t gfp)
+struct sk_buff *op_pkt_alloc(struct op_net *on, unsigned int payload,
+			     gfp_t gfp)
 {
 	unsigned int hr = READ_ONCE(on->headroom);
 	struct sk_buff *skb;
@@ -26,10 +26,17 @@ static struct sk_buff *op_pkt_alloc(struct op_net *on, unsigned int payload,
 	return skb;
 }
 
-/* Hand a packet to the transport.  Caller holds tx_lock, BHs off. */
-static void op_xmit(struct op_net *on, struct sk_buff *skb)
+/*
+ * Hand a packet to the transport.  Caller holds tx_lock, BHs off, and has
+ * written the header with the barrier the packet carries.  Every packet
+ * also carries the host's commit barrier as of now (see rdm_tx.c); it
+ * never goes back, so take the max for the switch's register.
+ */
+void op_xmit(struct op_net *on, struct sk_buff *skb)
 {
 	lockdep_assert_held(&on->tx_lock);
+	on->tx_commit = op_ts_max(on->tx_commit, op_rdm_commit(on));
+	op_hdr_set_commit(skb->data, on->tx_commit);
 	if (on->tops->xmit(on, skb))
 		op_count(on, ONEPIPE_C_TX_ERRORS);
 	else
@@ -37,35 +44,109 @@ static void op_xmit(struct op_net *on, struct sk_buff *skb)
 	on->tx_since_tick = true;
 }
 
+/**
+ * op_msg_packets() - cut one message into wire packets (headers unwritten)
+ * @on: this host
+ * @msg: the message; its cb's nfrags is set
+ * @wire: the packets are appended here
+ * @gfp: allocation flags
+ *
+ * Return: 0, -ENETDOWN without a transport, -ENOBUFS without memory (the
+ * packets already appended stay on @wire for the caller to purge).
+ */
+int op_msg_packets(struct op_net *on, struct sk_buff *msg,
+		   struct sk_buff_head *wire, gfp_t gfp)
+{
+	unsigned int fsz = READ_ONCE(on->frag_size), off = 0, fl;
+	struct op_msg_cb *cb = OP_MSG_CB(msg);
+	struct sk_buff *pkt;
+
+	if (!fsz)
+		return -ENETDOWN;
+	cb->nfrags = 0;
+	do {
+		fl = min(msg->len - off, fsz);
+		pkt = op_pkt_alloc(on, fl, gfp);
+		if (!pkt)
+			return -ENOBUFS;
+		skb_copy_bits(msg, off, pkt->data + OP_HDR_LEN, fl);
+		__skb_queue_tail(wire, pkt);
+		cb->nfrags++;
+		off += fl;
+	} while (off < msg->len);
+	return 0;
+}
+
 /* Cut every pending message into wire packets, outside any lock. */
 static int op_build_packets(struct op_net *on, struct op_sock *os,
 			    struct sk_buff_head *wire)
 {
-	unsigned int fsz = READ_ONCE(on->frag_size);
-	struct sk_buff *msg, *pkt;
+	struct sk_buff *msg;
+	int err;
 
-	if (!fsz)
-		return -ENETDOWN;
 	skb_queue_walk(&os->pending, msg) {
 		struct op_msg_cb *cb = OP_MSG_CB(msg);
-		unsigned int off = 0, fl;
 
 		cb->peer = op_peer_get(on, cb->dst_host, GFP_KERNEL);
 		if (!cb->peer)
 			return -ENOBUFS;
-		cb->nfrags = 0;
-		do {
-			fl = min(msg->len - off, fsz);
-			pkt = op_pkt_alloc(on, fl, GFP_KERNEL);
-			if (!pkt)
-				return -ENOBUFS;
-			skb_copy_bits(msg, off, pkt->data + OP_HDR_LEN, fl);
-			__skb_queue_tail(wire, pkt);
-			cb->nfrags++;
-			off += fl;
-		} while (off < msg->len);
+		err = op_msg_packets(on, msg, wire, GFP_KERNEL);
+		if (err)
+			return err;
 	}
 	return 0;
+}
+
+/**
+ * op_xmit_msg() - write the headers of a message's packets and send them
+ * @on: this host; tx_lock held
+ * @msg: the message, stamped and numbered (its cb says everything)
+ * @wire: holds the message's packets first, as op_msg_packets() made them
+ *
+ * A scattering's packets carry its timestamp as their barrier: the
+ * scattering's later messages have the same stamp.
+ */
+void op_xmit_msg(struct op_net *on, struct sk_buff *msg,
+		 struct sk_buff_head *wire)
+{
+	const struct op_msg_cb *cb = OP_MSG_CB(msg);
+	struct op_hdr h = {
+		.type = OP_PKT_DATA,
+		.flags = cb->flags,
+		.src_host = on->cfg.host_id,
+		.dst_host = cb->dst_host,
+		.src_port = cb->src_port,
+		.dst_port = cb->dst_port,
+		.ts = cb->ts,
+		.barrier = on->tx_barrier,
+		.seq = cb->seq,
+		.aux = msg->len,
+		.frag_cnt = cb->nfrags,
+	};
+
+	for (h.frag_idx = 0; h.frag_idx < h.frag_cnt; h.frag_idx++) {
+		struct sk_buff *pkt = __skb_dequeue(wire);
+
+		op_hdr_encode(&h, pkt->data);
+		op_xmit(on, pkt);
+	}
+}
+
+/* Stamp a scattering: one timestamp, above all this host delivered. */
+u64 op_tx_stamp(struct op_net *on, struct op_sock *os)
+{
+	u64 ts;
+
+	lockdep_assert_held(&on->tx_lock);
+	/* Causality: stamp above everything this host has delivered. */
+	if (READ_ONCE(on->rx_seen))
+		op_clock_observe(&on->clock, READ_ONCE(on->rx_max_ts));
+	ts = op_clock_stamp(&on->clock, op_now(on));
+	/* Later messages of this scattering carry the same stamp. */
+	on->tx_barrier = ts;
+	os->last_ts = ts;
+	os->has_last_ts = true;
+	return ts;
 }
 
 /*
@@ -73,7 +154,7 @@ static int op_build_packets(struct op_net *on, struct op_sock *os,
  * one, when @own) fails with the call's error; the messages earlier
  * calls accepted are reported on the error queue, as lost messages are.
  */
-static void op_tx_drop(struct op_sock *os, bool own, int err)
+void op_tx_drop(struct op_sock *os, bool own, int err)
 {
 	int code = err == -ENETDOWN ? ONEPIPE_EE_DOWN : ONEPIPE_EE_NOBUFS;
 	struct sk_buff *skb;
@@ -91,8 +172,10 @@ static void op_tx_drop(struct op_sock *os, bool own, int err)
  * @os: the sending socket; its lock is held
  * @own: the last pending message is the current sendmsg() call's
  *
- * All messages get one timestamp.  Each then waits on its destination
- * peer's outstanding queue for the end-to-end ACK.
+ * All messages get one timestamp.  Best-effort messages then wait on
+ * their destination peer's outstanding queue for the end-to-end ACK;
+ * reliable ones go through rdm_tx.c, which may have to let the
+ * scattering wait for window first.
  *
  * Return: 0, -ENETDOWN if the host is down, -ENOBUFS without memory.  On
  * error nothing is sent: see op_tx_drop() for what the sender hears.
@@ -103,7 +186,6 @@ int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own)
 	unsigned int nmsgs = skb_queue_len(&os->pending);
 	struct sk_buff_head wire;
 	struct sk_buff *msg;
-	struct op_hdr h;
 	u64 ts, deadline;
 	int err;
 
@@ -119,45 +201,26 @@ int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own)
 		err = -ENETDOWN;
 		goto out_drop;
 	}
-	/* Causality: stamp above everything this host has delivered. */
-	if (READ_ONCE(on->rx_seen))
-		op_clock_observe(&on->clock, READ_ONCE(on->rx_max_ts));
-	ts = op_clock_stamp(&on->clock, op_now(on));
+	if (op_sk_reliable(&os->sk)) {
+		op_rdm_close_scattering(on, os, &wire);
+		spin_unlock_bh(&on->tx_lock);
+		os->pending_bytes = 0;
+		return 0;
+	}
+	ts = op_tx_stamp(on, os);
 	deadline = ktime_get_ns() + ack_ns;
-
-	memset(&h, 0, sizeof(h));
-	h.type = OP_PKT_DATA;
-	h.src_host = on->cfg.host_id;
-	h.src_port = os->port;
-	h.ts = ts;
-	/* Later messages of this scattering carry the same stamp. */
-	h.barrier = ts;
 	while ((msg = __skb_dequeue(&os->pending))) {
 		struct op_msg_cb *cb = OP_MSG_CB(msg);
 
 		cb->ts = ts;
 		cb->deadline = deadline;
 		cb->seq = cb->peer->tx_seq++;
-		h.flags = cb->flags;
-		h.dst_host = cb->dst_host;
-		h.dst_port = cb->dst_port;
-		h.seq = cb->seq;
-		h.aux = msg->len;
-		h.frag_cnt = cb->nfrags;
-		for (h.frag_idx = 0; h.frag_idx < h.frag_cnt; h.frag_idx++) {
-			struct sk_buff *pkt = __skb_dequeue(&wire);
-
-			op_hdr_encode(&h, pkt->data);
-			op_xmit(on, pkt);
-		}
+		op_xmit_msg(on, msg, &wire);
 		__skb_queue_tail(&cb->peer->outstanding, msg);
 	}
-	on->tx_barrier = ts;
 	spin_unlock_bh(&on->tx_lock);
 
 	os->pending_bytes = 0;
-	os->last_ts = ts;
-	os->has_last_ts = true;
 	op_count(on, ONEPIPE_C_TX_SCATTERINGS);
 	op_count_add(on, ONEPIPE_C_TX_MSGS, nmsgs);
 	return 0;
@@ -169,7 +232,29 @@ out_drop:
 }
 
 /**
- * op_ctl_queue() - build a control packet (ACK or NAK) for later sending
+ * op_ctl_push() - build a control packet for later sending
+ * @on: this host
+ * @ctl: list the packet is appended to; send it with op_tx_ctl()
+ * @h: its header; the barrier and commit fields are filled in at sending
+ *
+ * Control packets are built under rx_lock but sent after it is dropped,
+ * since tx_lock nests inside rx_lock only for short sections.
+ */
+void op_ctl_push(struct op_net *on, struct sk_buff_head *ctl,
+		 const struct op_hdr *h)
+{
+	struct sk_buff *skb = op_pkt_alloc(on, 0, GFP_ATOMIC);
+
+	if (!skb) {
+		op_count(on, ONEPIPE_C_TX_ERRORS);
+		return;
+	}
+	op_hdr_encode(h, skb->data);
+	__skb_queue_tail(ctl, skb);
+}
+
+/**
+ * op_ctl_queue() - build a best-effort ACK or NAK for later sending
  * @on: this host
  * @ctl: list the packet is appended to; send it with op_tx_ctl()
  * @type: OP_PKT_ACK or OP_PKT_NAK
@@ -177,14 +262,10 @@ out_drop:
  * @seq: first sequence number (ACK) or the sequence number (NAK)
  * @aux: last sequence number (ACK)
  * @code: enum op_nak_code (NAK)
- *
- * Control packets are built under rx_lock but sent after it is dropped,
- * since tx_lock nests inside rx_lock only for short sections.
  */
 void op_ctl_queue(struct op_net *on, struct sk_buff_head *ctl, u8 type,
 		  u32 dst_host, u32 seq, u32 aux, u8 code)
 {
-	struct sk_buff *skb = op_pkt_alloc(on, 0, GFP_ATOMIC);
 	struct op_hdr h = {
 		.type = type,
 		.code = code,
@@ -194,12 +275,7 @@ void op_ctl_queue(struct op_net *on, struct sk_buff_head *ctl, u8 type,
 		.aux = aux,
 	};
 
-	if (!skb) {
-		op_count(on, ONEPIPE_C_TX_ERRORS);
-		return;
-	}
-	op_hdr_encode(&h, skb->data);
-	__skb_queue_tail(ctl, skb);
+	op_ctl_push(on, ctl, &h);
 }
 
 /**
@@ -223,8 +299,10 @@ void op_tx_ctl(struct op_net *on, struct sk_buff_head *ctl)
 		}
 		on->tx_barrier = op_clock_barrier(&on->clock, op_now(on));
 		op_hdr_set_barrier(skb->data, on->tx_barrier);
-		op_count(on, skb->data[1] == OP_PKT_ACK ?
-			 ONEPIPE_C_TX_ACKS : ONEPIPE_C_TX_NAKS);
+		if (skb->data[1] == OP_PKT_ACK)
+			op_count(on, ONEPIPE_C_TX_ACKS);
+		else if (skb->data[1] == OP_PKT_NAK)
+			op_count(on, ONEPIPE_C_TX_NAKS);
 		op_xmit(on, skb);
 	}
 	spin_unlock_bh(&on->tx_lock);
@@ -381,6 +459,7 @@ void op_tx_fail_all(struct op_net *on, int code)
 		skb_queue_splice_tail_init(&p->outstanding, &failed);
 	spin_unlock_bh(&on->tx_lock);
 	op_fail_list(&failed, code);
+	op_rdm_fail_all(on, code);
 }
 
 /**
@@ -390,6 +469,8 @@ void op_tx_fail_all(struct op_net *on, int code)
  *
  * Nobody is left to be told about their fate, and dropping them now
  * releases the socket (and the module) without waiting for ACK timeouts.
+ * Reliable messages already stamped stay: the other messages of their
+ * scatterings may be delivered only if they are (see rdm_tx.c).
  */
 void op_tx_forget_sock(struct op_net *on, struct sock *sk)
 {

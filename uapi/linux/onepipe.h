@@ -94,8 +94,8 @@ enum onepipe_ee_code {
 	ONEPIPE_EE_NOBUFS,	/* receiver's queue full (ENOBUFS) */
 	ONEPIPE_EE_DOWN,	/* host unconfigured / transport gone (ENETDOWN) */
 	ONEPIPE_EE_UNREACH,	/* SOCK_RDM: receiver unreachable (EHOSTUNREACH) */
-	ONEPIPE_EE_RECALLED,	/* SOCK_RDM: recalled, another message of the
-				 * scattering failed (ECANCELED) */
+	/* SOCK_RDM: another message of the scattering failed (ECANCELED) */
+	ONEPIPE_EE_RECALLED,
 };
 
 /**
@@ -195,8 +195,8 @@ enum onepipe_counter {
 	ONEPIPE_C_ECN_MARKS,		/* CE-marked packets received */
 	ONEPIPE_C_CWND_CUTS,		/* congestion window reductions */
 	ONEPIPE_C_RX_RDM_MSGS,		/* reliable messages delivered */
-	ONEPIPE_C_COMMIT_LAG_NS,	/* sum over reliable deliveries of
-					 * (delivery time - message ts) */
+	/* sum over reliable deliveries of (delivery time - message ts) */
+	ONEPIPE_C_COMMIT_LAG_NS,
 	__ONEPIPE_C_MAX,
 };
 

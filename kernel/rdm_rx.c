@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The reliable service (SOCK_RDM), receiving half.
+ *
+ * A reliable message is ACKed as soon as it is whole and buffered, which
+ * is the receiver's vote in the two-phase commit; it is delivered, in
+ * the same total order as best-effort messages, once the commit barrier
+ * from the uplink passes its timestamp: by then every receiver of its
+ * scattering holds its part.  Duplicates are recognised by sequence
+ * number (a ring of the ones seen above the first missing one) and ACKed
+ * again, since the first ACK may have been lost.
+ *
+ * Refusing a message (no reliable socket on the port, or it arrived below
+ * what was already committed) is a NAK: the sender recalls the rest of
+ * the scattering.  A recall removes a message that has not been delivered
+ * yet, which the commit barrier guarantees.
+ *
+ * Window: a sender may have rdm_window messages held here, counted from
+ * arrival until they enter a socket's receive queue.  A socket whose
+ * receive buffer is full keeps its committed messages on its own backlog,
+ * in order, and they keep holding their senders' window: a process that
+ * stops reading stops its senders, and nothing is dropped.
+ *
+ * All of it under rx_lock.
+ */
+#include <linux/slab.h>
+
+#include "onepipe.h"
+
+/**
+ * struct op_recall - a recall of a message that is in the reorder queue
+ * @node: on op_net.recalls
+ * @ts: the message's timestamp: once delivery passes it, the entry goes
+ * @src_host: the sender
+ * @seq: the message
+ *
+ * Recalls are rare, so they are kept aside and looked up at delivery
+ * instead of making the reorder queue searchable.
+ */
+struct op_recall {
+	struct list_head node;
+	u64 ts;
+	u32 src_host;
+	u32 seq;
+};
+
+static u32 op_rdm_rx_window(struct op_net *on)
+{
+	return clamp_t(u32, READ_ONCE(on->rdm_window), 1, OP_RDM_WINDOW_MAX);
+}
+
+/* The window edge this host grants @r's sender now. */
+static u32 op_rdm_edge(struct op_net *on, const struct op_rdm_rx *r)
+{
+	u32 w = op_rdm_rx_window(on);
+
+	return r->nxt + w - min(r->held, w);
+}
+
+/* Queue a reliable control packet for @p: its window rides along. */
+static void op_rdm_ctl(struct op_net *on, struct sk_buff_head *ctl,
+		       struct op_peer *p, u8 type, u32 seq, u8 code)
+{
+	struct op_hdr h = {
+		.type = type,
+		.flags = OP_F_RELIABLE,
+		.code = code,
+		.src_host = on->cfg.host_id,
+		.dst_host = p->host,
+		.seq = seq,
+		.aux = type == OP_PKT_ACK ? seq : 0,
+	};
+
+	if (type == OP_PKT_ACK) {
+		p->rrx.adv = op_rdm_edge(on, &p->rrx);
+		h.ts = p->rrx.adv;
+	}
+	op_ctl_push(on, ctl, &h);
+}
+
+static bool op_rdm_seen(const struct op_rdm_rx *r, u32 seq)
+{
+	s32 d = (s32)(seq - r->nxt);
+
+	return d < 0 || (d < OP_RDM_SEEN_BITS &&
+			 test_bit(seq % OP_RDM_SEEN_BITS, r->seen));
+}
+
+/* Message @seq is settled here (arrived, refused or recalled). */
+static void op_rdm_mark_seen(struct op_rdm_rx *r, u32 seq)
+{
+	__set_bit(seq % OP_RDM_SEEN_BITS, r->seen);
+	while (test_bit(r->nxt % OP_RDM_SEEN_BITS, r->seen)) {
+		__clear_bit(r->nxt % OP_RDM_SEEN_BITS, r->seen);
+		r->nxt++;
+	}
+}
+
+/*
+ * A message from @p no longer holds window.  Tell the sender when a good
+ * part of its window opened since it last heard, or it may be waiting.
+ */
+static void op_rdm_release(struct op_net *on, struct op_peer *p,
+			   struct sk_buff_head *ctl)
+{
+	struct op_rdm_rx *r = &p->rrx;
+	u32 step = max(op_rdm_rx_window(on) / 4, 1U);
+
+	if (r->held)
+		r->held--;
+	if ((s32)(op_rdm_edge(on, r) - r->adv) >= (s32)step)
+		op_rdm_ctl(on, ctl, p, OP_PKT_ACK, r->nxt - 1, OP_ACK_WINDOW);
+}
+
+static void op_rdm_release_skb(struct op_net *on, struct sk_buff *skb,
+			       struct sk_buff_head *ctl)
+{
+	struct op_peer *p = xa_load(&on->peers, OP_RX_CB(skb)->node.src_host);
+
+	if (p)
+		op_rdm_release(on, p, ctl);
+}
+
+/* Hand a committed message to its socket, or to the socket's backlog. */
+static void op_rdm_deliver_one(struct op_net *on, struct sk_buff *skb,
+			       struct sk_buff_head *ctl)
+{
+	struct op_rx_cb *rcb = OP_RX_CB(skb);
+	struct op_sock *os;
+	struct sock *sk;
+
+	sk = op_port_lookup_rcu(on, rcb->dst_port);
+	if (!sk || !op_sk_reliable(sk)) {
+		/* Closed since it was ACKed: a receiver process failure. */
+		op_count(on, ONEPIPE_C_RX_NOPORT);
+		op_rdm_release_skb(on, skb, ctl);
+		kfree_skb(skb);
+		return;
+	}
+	/* Published before the message is: senders stamp above it. */
+	WRITE_ONCE(on->rx_max_ts, on->rx_seen ?
+		   op_ts_max(on->rx_max_ts, rcb->node.ts) : rcb->node.ts);
+	WRITE_ONCE(on->rx_seen, true);
+	op_count(on, ONEPIPE_C_RX_MSGS);
+	op_count(on, ONEPIPE_C_RX_RDM_MSGS);
+	op_count_add(on, ONEPIPE_C_COMMIT_LAG_NS,
+		     max_t(s64, op_ts_diff(op_ts(op_now(on)), rcb->node.ts), 0));
+	os = op_sk(sk);
+	if (skb_queue_empty(&os->backlog)) {
+		struct op_peer *p = xa_load(&on->peers, rcb->node.src_host);
+
+		if (!sock_queue_rcv_skb(sk, skb)) {
+			if (p)
+				op_rdm_release(on, p, ctl);
+			return;
+		}
+	}
+	__skb_queue_tail(&os->backlog, skb);
+}
+
+/* Is @n recalled?  Then the recall is used up. */
+static bool op_rdm_recalled(struct op_net *on, const struct op_pq_node *n)
+{
+	struct op_recall *rc;
+
+	list_for_each_entry(rc, &on->recalls, node) {
+		if (rc->src_host == n->src_host && rc->seq == n->seq) {
+			list_del(&rc->node);
+			kfree(rc);
+			return true;
+		}
+	}
+	return false;
+}
+
+/**
+ * op_rdm_deliver() - deliver the reliable messages below the commit barrier
+ * @on: this host; rx_lock held
+ * @ctl: window updates for senders are appended here
+ */
+void op_rdm_deliver(struct op_net *on, struct sk_buff_head *ctl)
+{
+	u64 c = on->cagg.out;
+	struct op_recall *rc, *tmp;
+	struct op_pq_node *n;
+
+	lockdep_assert_held(&on->rx_lock);
+	if (!on->cagg.valid)
+		return;
+	rcu_read_lock();
+	while ((n = op_pq_peek(&on->rdm_pq)) && op_ts_before(n->ts, c)) {
+		struct sk_buff *skb = op_rx_node_skb(op_pq_pop(&on->rdm_pq));
+
+		on->pq_bytes -= skb->truesize;
+		if (unlikely(!list_empty(&on->recalls)) &&
+		    op_rdm_recalled(on, n)) {
+			op_rdm_release_skb(on, skb, ctl);
+			kfree_skb(skb);
+			continue;
+		}
+		op_rdm_deliver_one(on, skb, ctl);
+	}
+	rcu_read_unlock();
+	on->cdelivered = c;
+	/* A recall whose message never came is over once delivery passed. */
+	list_for_each_entry_safe(rc, tmp, &on->recalls, node) {
+		if (op_ts_before(rc->ts, c)) {
+			list_del(&rc->node);
+			kfree(rc);
+		}
+	}
+}
+
+/**
+ * op_rdm_rx_msg() - a whole reliable message arrived
+ * @on: this host; rx_lock held
+ * @skb: the message, its op_rx_cb filled in
+ * @h: header of its (last) packet
+ * @ctl: the ACK is appended here
+ */
+void op_rdm_rx_msg(struct op_net *on, struct sk_buff *skb,
+		   const struct op_hdr *h, struct sk_buff_head *ctl)
+{
+	struct op_peer *p = xa_load(&on->peers, h->src_host);
+
+	/* op_rdm_rx_data() created the peer; no room means: send again. */
+	if (!p || on->pq_bytes + skb->truesize > OP_MAX_PQ_BYTES) {
+		op_count(on, ONEPIPE_C_RX_NOBUFS);
+		kfree_skb(skb);
+		return;
+	}
+	op_rdm_mark_seen(&p->rrx, h->seq);
+	p->rrx.held++;
+	op_rdm_ctl(on, ctl, p, OP_PKT_ACK, h->seq, OP_ACK_RECEIVED);
+	if (h->flags & OP_F_UNORDERED) {
+		rcu_read_lock();
+		op_rdm_deliver_one(on, skb, ctl);
+		rcu_read_unlock();
+		return;
+	}
+	on->pq_bytes += skb->truesize;
+	op_pq_push(&on->rdm_pq, &OP_RX_CB(skb)->node);
+}
+
+/*
+ * Refuse message @h for good: it counts as settled here, and the refusal
+ * is remembered so that a resent copy is refused again, not ACKed.
+ */
+static void op_rdm_refuse(struct op_net *on, struct op_peer *p,
+			  const struct op_hdr *h, u8 code,
+			  struct sk_buff_head *ctl)
+{
+	struct op_rdm_rx *r = &p->rrx;
+
+	r->refused_seq[r->refused_next] = h->seq;
+	r->refused_code[r->refused_next] = code;
+	r->refused_next = (r->refused_next + 1) % OP_RDM_REFUSED;
+	op_rdm_mark_seen(r, h->seq);
+	op_partial_drop(on, p, h->seq, OP_F_RELIABLE);
+	op_rdm_ctl(on, ctl, p, OP_PKT_NAK, h->seq, code);
+}
+
+static int op_rdm_refused(const struct op_rdm_rx *r, u32 seq)
+{
+	unsigned int i;
+
+	for (i = 0; i < OP_RDM_REFUSED; i++)
+		if (r->refused_code[i] && r->refused_seq[i] == seq)
+			return r->refused_code[i];
+	return 0;
+}
+
+/**
+ * op_rdm_rx_data() - a reliable DATA packet for this host arrived
+ * @on: this host; rx_lock held
+ * @skb: the packet, data past the header; consumed
+ * @h: its header
+ * @ctl: ACKs and NAKs are appended here
+ */
+void op_rdm_rx_data(struct op_net *on, struct sk_buff *skb,
+		    const struct op_hdr *h, struct sk_buff_head *ctl)
+{
+	struct op_peer *p = op_peer_get(on, h->src_host, GFP_ATOMIC);
+	struct op_rdm_rx *r;
+	struct sock *sk;
+	int code;
+
+	if (!p)
+		goto drop;
+	r = &p->rrx;
+	code = op_rdm_refused(r, h->seq);
+	if (code) {
+		op_rdm_ctl(on, ctl, p, OP_PKT_NAK, h->seq, code);
+		goto drop;
+	}
+	if (op_rdm_seen(r, h->seq)) {
+		/* Our ACK was lost, or this is a copy: ACK again. */
+		op_count(on, ONEPIPE_C_RX_DUP);
+		op_rdm_ctl(on, ctl, p, OP_PKT_ACK, h->seq, OP_ACK_RECEIVED);
+		goto drop;
+	}
+	if ((s32)(h->seq - r->nxt) >= OP_RDM_SEEN_BITS) {
+		/* Beyond any window we granted. */
+		op_count(on, ONEPIPE_C_RX_BAD);
+		goto drop;
+	}
+	if (!(h->flags & OP_F_UNORDERED) && on->cagg.valid &&
+	    op_ts_before(h->ts, on->cdelivered)) {
+		/* Only a sender that lost its own state can do this. */
+		op_count(on, ONEPIPE_C_RX_LATE);
+		op_rdm_refuse(on, p, h, OP_NAK_LATE, ctl);
+		goto drop;
+	}
+	rcu_read_lock();
+	sk = op_port_lookup_rcu(on, h->dst_port);
+	code = sk && op_sk_reliable(sk) ? 0 : OP_NAK_NOPORT;
+	rcu_read_unlock();
+	if (code) {
+		op_count(on, ONEPIPE_C_RX_NOPORT);
+		op_rdm_refuse(on, p, h, code, ctl);
+		goto drop;
+	}
+	if (h->frag_cnt == 1) {
+		op_rx_msg(on, skb, h, ctl);
+		return;
+	}
+	op_rx_frag(on, skb, h, ctl);
+	return;
+drop:
+	kfree_skb(skb);
+}
+
+/**
+ * op_rdm_rx_recall() - the sender recalls a message
+ * @on: this host; rx_lock held
+ * @h: the RECALL
+ * @ctl: the ACK of the recall is appended here
+ *
+ * The message has not been delivered: the sender's commit barrier is
+ * below it.  If it is still to come, it is marked seen so that it is
+ * dropped (and ACKed, which the sender ignores) when it does.
+ */
+void op_rdm_rx_recall(struct op_net *on, const struct op_hdr *h,
+		      struct sk_buff_head *ctl)
+{
+	struct op_peer *p = op_peer_get(on, h->src_host, GFP_ATOMIC);
+	struct op_recall *rc;
+	struct op_rdm_rx *r;
+
+	if (!p)
+		return;
+	r = &p->rrx;
+	if (!op_rdm_seen(r, h->seq)) {
+		if ((s32)(h->seq - r->nxt) >= OP_RDM_SEEN_BITS)
+			return;
+		if (op_partial_drop(on, p, h->seq, OP_F_RELIABLE))
+			op_count(on, ONEPIPE_C_RX_RECALLS);
+		op_rdm_mark_seen(r, h->seq);
+	} else if (!op_rdm_refused(r, h->seq) &&
+		   !(on->cagg.valid && op_ts_before(h->ts, on->cdelivered))) {
+		/* Whole and queued (or a copy of this recall came before). */
+		list_for_each_entry(rc, &on->recalls, node)
+			if (rc->src_host == h->src_host && rc->seq == h->seq)
+				goto ack;
+		rc = kmalloc(sizeof(*rc), GFP_ATOMIC | __GFP_NOWARN);
+		if (!rc)
+			return;		/* the sender asks again */
+		rc->ts = h->ts;
+		rc->src_host = h->src_host;
+		rc->seq = h->seq;
+		list_add_tail(&rc->node, &on->recalls);
+		op_count(on, ONEPIPE_C_RX_RECALLS);
+	}
+ack:
+	op_rdm_ctl(on, ctl, p, OP_PKT_ACK, h->seq, OP_ACK_RECALLED);
+}
+
+/**
+ * op_rdm_rx_probe() - a sender out of window asks for it
+ * @on: this host; rx_lock held
+ * @h: the PROBE
+ * @ctl: the window ACK is appended here
+ */
+void op_rdm_rx_probe(struct op_net *on, const struct op_hdr *h,
+		     struct sk_buff_head *ctl)
+{
+	struct op_peer *p = op_peer_get(on, h->src_host, GFP_ATOMIC);
+
+	if (p)
+		op_rdm_ctl(on, ctl, p, OP_PKT_ACK, p->rrx.nxt - 1,
+			   OP_ACK_WINDOW);
+}
+
+/**
+ * op_rdm_refill() - move a reliable socket's backlog into its receive queue
+ * @on: this host
+ * @os: the socket, after recvmsg() made room
+ *
+ * Context: process.
+ */
+void op_rdm_refill(struct op_net *on, struct op_sock *os)
+{
+	struct sk_buff_head ctl;
+	struct sk_buff *skb;
+
+	__skb_queue_head_init(&ctl);
+	spin_lock_bh(&on->rx_lock);
+	while ((skb = __skb_dequeue(&os->backlog))) {
+		if (sock_queue_rcv_skb(&os->sk, skb)) {
+			__skb_queue_head(&os->backlog, skb);
+			break;
+		}
+		op_rdm_release_skb(on, skb, &ctl);
+	}
+	spin_unlock_bh(&on->rx_lock);
+	op_tx_ctl(on, &ctl);
+}
+
+/**
+ * op_rdm_sock_purge() - drop a reliable socket's backlog
+ * @on: this host
+ * @os: the socket, unbound and closing
+ *
+ * Its senders get their window back.  Context: process or softirq.
+ */
+void op_rdm_sock_purge(struct op_net *on, struct op_sock *os)
+{
+	struct sk_buff_head ctl;
+	struct sk_buff *skb;
+
+	__skb_queue_head_init(&ctl);
+	spin_lock_bh(&on->rx_lock);
+	while ((skb = __skb_dequeue(&os->backlog))) {
+		op_rdm_release_skb(on, skb, &ctl);
+		kfree_skb(skb);
+	}
+	spin_unlock_bh(&on->rx_lock);
+	op_tx_ctl(on, &ctl);
+}
+
+/**
+ * op_rdm_rx_flush() - forget buffered reliable messages; the host is down
+ * @on: this host; rx_lock held
+ *
+ * They were ACKed, so their senders count on them: this is the receiver
+ * failing, which only the controller will be able to make consistent.
+ */
+void op_rdm_rx_flush(struct op_net *on)
+{
+	struct op_recall *rc, *tmp;
+	struct op_pq_node *n;
+	struct op_peer *p;
+	unsigned long host;
+
+	lockdep_assert_held(&on->rx_lock);
+	while ((n = op_pq_pop(&on->rdm_pq)))
+		kfree_skb(op_rx_node_skb(n));
+	list_for_each_entry_safe(rc, tmp, &on->recalls, node) {
+		list_del(&rc->node);
+		kfree(rc);
+	}
+	xa_for_each(&on->peers, host, p)
+		p->rrx.held = 0;
+	memset(&on->cuplink, 0, sizeof(on->cuplink));
+	memset(&on->cagg, 0, sizeof(on->cagg));
+	on->cagg.members = 1;
+	on->cdelivered = 0;
+}

@@ -1,0 +1,712 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The reliable service (SOCK_RDM), sending half: the paper's two-phase
+ * commit as the sender sees it.
+ *
+ * Prepare: a scattering is stamped once every destination has window for
+ * it.  Its messages go out like best-effort ones, numbered in each
+ * destination's reliable sequence space, and are sent again, with their
+ * original timestamp, until the receiver ACKs them (it buffers them).
+ *
+ * Commit: the host's commit barrier is the lowest timestamp it still
+ * lacks an ACK for, or its barrier when it lacks none.  Every packet
+ * carries it (op_xmit()), switches aggregate it like the barrier, and
+ * receivers deliver reliable messages below it.  A message stays on its
+ * peer's queue, ACKed, until the commit barrier passes it: until then
+ * another message of its scattering may still fail and force a recall.
+ *
+ * Failure: a receiver that does not answer within the retry budget is
+ * declared unreachable by op_rdm_peer_unreachable(), the one place a
+ * controller will drive later.  Its unACKed messages fail, and the other
+ * messages of their scatterings are recalled (receivers discard them and
+ * say so) before the commit barrier may pass them: a scattering is
+ * delivered to all of its receivers or to none.
+ *
+ * Flow control: each destination grants a window of sequence numbers.
+ * A scattering that does not fit waits on op_net.rdm_waitq and takes
+ * credits as they come, in queue order per destination, so a large
+ * scattering is never starved by small ones and a congested destination
+ * only holds back the scatterings that use it.
+ *
+ * Everything here runs under tx_lock, so that stamps, sequence numbers
+ * and the commit barrier reach the wire in one order.
+ */
+#include "onepipe.h"
+
+/* Longest wait between two transmissions of a message. */
+#define OP_RDM_RTO_MAX_NS	(2 * NSEC_PER_SEC)
+
+static u32 op_rdm_window(struct op_net *on)
+{
+	return clamp_t(u32, READ_ONCE(on->rdm_window), 1, OP_RDM_WINDOW_MAX);
+}
+
+void op_rdm_peer_init(struct op_net *on, struct op_peer *p)
+{
+	skb_queue_head_init(&p->rtx.out);
+	INIT_LIST_HEAD(&p->rtx.active);
+	p->rtx.edge = op_rdm_window(on);
+	p->rrx.adv = p->rtx.edge;
+}
+
+/* Retransmission timeout towards @t, as TCP computes it. */
+static u64 op_rdm_rto(struct op_net *on, const struct op_rdm_tx *t)
+{
+	u64 min = (u64)READ_ONCE(on->rdm_rto_min_ms) * NSEC_PER_MSEC;
+	u64 rto = ((u64)t->srtt_us + 4ULL * t->rttvar_us) * NSEC_PER_USEC;
+
+	return clamp_t(u64, rto, min, OP_RDM_RTO_MAX_NS);
+}
+
+/* When to send @cb's message (or recall) again after its retries so far. */
+static u64 op_rdm_deadline(struct op_net *on, const struct op_rdm_tx *t,
+			   const struct op_msg_cb *cb, u64 now)
+{
+	u64 rto = op_rdm_rto(on, t) << min_t(u8, cb->retries, 6);
+
+	return now + min_t(u64, rto, OP_RDM_RTO_MAX_NS);
+}
+
+static void op_rdm_rtt_sample(struct op_rdm_tx *t, u32 m)
+{
+	u32 err;
+
+	m = max(m, 1U);
+	if (!t->srtt_us) {
+		t->srtt_us = m;
+		t->rttvar_us = m / 2;
+		return;
+	}
+	err = m > t->srtt_us ? m - t->srtt_us : t->srtt_us - m;
+	t->rttvar_us = t->rttvar_us - t->rttvar_us / 4 + err / 4;
+	t->srtt_us = t->srtt_us - t->srtt_us / 8 + m / 8;
+}
+
+static u32 op_now_us(void)
+{
+	return (u32)div_u64(ktime_get_ns(), NSEC_PER_USEC);
+}
+
+/**
+ * op_rdm_commit() - the commit barrier this host may advertise now
+ * @on: this host; tx_lock held
+ *
+ * The barrier already promises that no later stamp is below it; every
+ * reliable message below the lowest unACKed one is ACKed everywhere.
+ *
+ * Return: the commit barrier.
+ */
+u64 op_rdm_commit(struct op_net *on)
+{
+	u64 c = on->tx_barrier;
+	struct op_rdm_tx *t;
+
+	lockdep_assert_held(&on->tx_lock);
+	list_for_each_entry(t, &on->rdm_active, active)
+		if (t->una)
+			c = op_ts_min(c, OP_MSG_CB(t->una)->ts);
+	return c;
+}
+
+/* Point @t->una at the first message not ACKed, walking from @from. */
+static void op_rdm_una_from(struct op_rdm_tx *t, struct sk_buff *from)
+{
+	struct sk_buff *skb = from;
+
+	t->una = NULL;
+	if (!skb)
+		return;
+	skb_queue_walk_from(&t->out, skb) {
+		if (OP_MSG_CB(skb)->state != OP_RDM_ACKED) {
+			t->una = skb;
+			return;
+		}
+	}
+}
+
+static void op_rdm_una_reset(struct op_rdm_tx *t)
+{
+	op_rdm_una_from(t, skb_peek(&t->out));
+}
+
+/* Packets of the reliable service carry its flag and both hosts. */
+static void op_rdm_ctl_hdr(struct op_net *on, struct op_hdr *h, u8 type,
+			   const struct op_msg_cb *cb)
+{
+	memset(h, 0, sizeof(*h));
+	h->type = type;
+	h->flags = OP_F_RELIABLE;
+	h->src_host = on->cfg.host_id;
+	h->dst_host = cb->dst_host;
+	h->src_port = cb->src_port;
+	h->dst_port = cb->dst_port;
+	h->ts = cb->ts;
+	h->barrier = on->tx_barrier;
+	h->seq = cb->seq;
+}
+
+static void op_rdm_xmit_hdr(struct op_net *on, const struct op_hdr *h)
+{
+	struct sk_buff *skb = op_pkt_alloc(on, 0, GFP_ATOMIC);
+
+	if (!skb) {
+		op_count(on, ONEPIPE_C_TX_ERRORS);
+		return;
+	}
+	op_hdr_encode(h, skb->data);
+	op_xmit(on, skb);
+}
+
+static void op_rdm_send_recall(struct op_net *on, struct sk_buff *msg)
+{
+	struct op_hdr h;
+
+	op_rdm_ctl_hdr(on, &h, OP_PKT_RECALL, OP_MSG_CB(msg));
+	op_rdm_xmit_hdr(on, &h);
+}
+
+/* Send a message again, with its original stamp and sequence number. */
+static void op_rdm_resend(struct op_net *on, struct sk_buff *msg)
+{
+	struct sk_buff_head wire;
+
+	__skb_queue_head_init(&wire);
+	if (op_msg_packets(on, msg, &wire, GFP_ATOMIC)) {
+		__skb_queue_purge(&wire);
+		op_count(on, ONEPIPE_C_TX_ERRORS);
+		return;
+	}
+	op_xmit_msg(on, msg, &wire);
+}
+
+/* Stamp a scattering whose messages all hold a credit, and send it. */
+static void op_rdm_send(struct op_net *on, struct op_sock *os)
+{
+	struct op_scat *sc = &os->scat;
+	unsigned int n = skb_queue_len(&sc->msgs);
+	u64 ts = op_tx_stamp(on, os), now = ktime_get_ns();
+	u32 now_us = op_now_us();
+	struct sk_buff *msg;
+
+	while ((msg = __skb_dequeue(&sc->msgs))) {
+		struct op_msg_cb *cb = OP_MSG_CB(msg);
+		struct op_rdm_tx *t = &cb->peer->rtx;
+
+		t->reserved--;
+		cb->ts = ts;
+		cb->seq = t->next++;
+		cb->state = OP_RDM_SENT;
+		cb->retries = 0;
+		cb->sent_us = now_us;
+		cb->deadline = op_rdm_deadline(on, t, cb, now);
+		__skb_queue_tail(&t->out, msg);
+		if (!t->una)
+			t->una = msg;
+		if (list_empty(&t->active))
+			list_add_tail(&t->active, &on->rdm_active);
+		on->rdm_unacked++;
+		op_xmit_msg(on, msg, &sc->wire);
+	}
+	op_count(on, ONEPIPE_C_TX_SCATTERINGS);
+	op_count_add(on, ONEPIPE_C_TX_MSGS, n);
+}
+
+/* Take what credits @sc can get; true once each message holds one. */
+static bool op_rdm_take_credits(struct op_scat *sc, u32 gen)
+{
+	struct sk_buff *msg;
+
+	skb_queue_walk(&sc->msgs, msg) {
+		struct op_msg_cb *cb = OP_MSG_CB(msg);
+		struct op_rdm_tx *t = &cb->peer->rtx;
+
+		if (cb->credited)
+			continue;
+		/*
+		 * Credits go to waiting scatterings in queue order: once one
+		 * found none here, later ones may not take this peer's.
+		 */
+		if (t->blocked_gen != gen &&
+		    (s32)(t->edge - t->next) - (s32)t->reserved > 0) {
+			cb->credited = 1;
+			t->reserved++;
+			sc->missing--;
+		} else {
+			t->blocked_gen = gen;
+		}
+	}
+	return !sc->missing;
+}
+
+/* Send every waiting scattering that now has all its credits. */
+static void op_rdm_pump(struct op_net *on)
+{
+	struct op_scat *sc, *tmp;
+	u32 gen;
+
+	if (list_empty(&on->rdm_waitq))
+		return;
+	gen = ++on->rdm_gen;
+	list_for_each_entry_safe(sc, tmp, &on->rdm_waitq, node) {
+		struct op_sock *os = container_of(sc, struct op_sock, scat);
+
+		if (!op_rdm_take_credits(sc, gen))
+			continue;
+		list_del_init(&sc->node);
+		op_rdm_send(on, os);
+		WRITE_ONCE(os->waiting, false);
+		op_sock_wake_writer(&os->sk);
+	}
+}
+
+/**
+ * op_rdm_close_scattering() - a reliable scattering is complete
+ * @on: this host; tx_lock held, host up
+ * @os: the socket (locked), whose pending messages form the scattering;
+ *	it has no other scattering waiting
+ * @wire: the messages' packets, taken over
+ *
+ * The scattering goes out now if every destination has window for it,
+ * otherwise it waits with what credits it could take; os->waiting says
+ * which.
+ */
+void op_rdm_close_scattering(struct op_net *on, struct op_sock *os,
+			     struct sk_buff_head *wire)
+{
+	struct op_scat *sc = &os->scat;
+
+	skb_queue_splice_tail_init(&os->pending, &sc->msgs);
+	skb_queue_splice_tail_init(wire, &sc->wire);
+	sc->missing = skb_queue_len(&sc->msgs);
+	list_add_tail(&sc->node, &on->rdm_waitq);
+	os->waiting = true;
+	op_rdm_pump(on);
+	if (os->waiting)
+		op_count(on, ONEPIPE_C_WINDOW_STALLS);
+}
+
+/* Give back the credits of a scattering that will not be sent. */
+static void op_rdm_unqueue(struct op_sock *os, struct sk_buff_head *msgs)
+{
+	struct op_scat *sc = &os->scat;
+	struct sk_buff *msg;
+
+	list_del_init(&sc->node);
+	skb_queue_walk(&sc->msgs, msg)
+		if (OP_MSG_CB(msg)->credited)
+			OP_MSG_CB(msg)->peer->rtx.reserved--;
+	skb_queue_splice_tail_init(&sc->msgs, msgs);
+	__skb_queue_purge(&sc->wire);
+	WRITE_ONCE(os->waiting, false);
+}
+
+/*
+ * A message left its peer's queue for good, failed with @code: it goes on
+ * @fail (with the code in cb->state, which means nothing any more), and
+ * the rest of its scattering is recalled.
+ */
+static void op_rdm_failed(struct op_net *on, struct sk_buff *msg, int code,
+			  struct sk_buff_head *fail);
+
+/*
+ * Recall every message of the scattering stamped @ts that is still on a
+ * queue and not being recalled.  Stamps are unique per host, so @ts names
+ * the scattering; queues are in stamp order.
+ */
+static void op_rdm_recall(struct op_net *on, u64 ts)
+{
+	u64 now = ktime_get_ns();
+	struct op_rdm_tx *t;
+	struct sk_buff *skb;
+
+	list_for_each_entry(t, &on->rdm_active, active) {
+		bool hit = false;
+
+		skb_queue_walk(&t->out, skb) {
+			struct op_msg_cb *cb = OP_MSG_CB(skb);
+
+			if (op_ts_after(cb->ts, ts))
+				break;
+			if (cb->ts != ts || cb->state == OP_RDM_RECALLING)
+				continue;
+			if (cb->state == OP_RDM_ACKED)
+				on->rdm_unacked++;
+			cb->state = OP_RDM_RECALLING;
+			cb->retries = 0;
+			cb->deadline = op_rdm_deadline(on, t, cb, now);
+			op_rdm_send_recall(on, skb);
+			op_count(on, ONEPIPE_C_RECALLS);
+			hit = true;
+		}
+		if (hit)
+			op_rdm_una_reset(t);
+	}
+}
+
+static void op_rdm_failed(struct op_net *on, struct sk_buff *msg, int code,
+			  struct sk_buff_head *fail)
+{
+	struct op_msg_cb *cb = OP_MSG_CB(msg);
+	bool recalling = cb->state == OP_RDM_RECALLING;
+
+	if (cb->state != OP_RDM_ACKED)
+		on->rdm_unacked--;
+	cb->state = code;
+	__skb_queue_tail(fail, msg);
+	if (!recalling)
+		op_rdm_recall(on, cb->ts);
+}
+
+/* Free what the commit barrier passed; forget peers with nothing out. */
+static void op_rdm_settle(struct op_net *on, struct sk_buff_head *done)
+{
+	u64 c = op_rdm_commit(on);
+	struct op_rdm_tx *t, *tmp;
+	struct sk_buff *skb;
+
+	list_for_each_entry_safe(t, tmp, &on->rdm_active, active) {
+		while ((skb = skb_peek(&t->out)) &&
+		       OP_MSG_CB(skb)->state == OP_RDM_ACKED &&
+		       op_ts_before(OP_MSG_CB(skb)->ts, c)) {
+			__skb_unlink(skb, &t->out);
+			__skb_queue_tail(done, skb);
+		}
+		if (skb_queue_empty(&t->out))
+			list_del_init(&t->active);
+	}
+}
+
+/* Outside tx_lock: free settled messages, notify failed ones. */
+static void op_rdm_finish(struct sk_buff_head *done, struct sk_buff_head *fail)
+{
+	struct sk_buff *skb;
+
+	/* Freeing returns send-buffer space and wakes writers. */
+	__skb_queue_purge(done);
+	while ((skb = __skb_dequeue(fail)))
+		op_sock_fail(skb->sk, skb, OP_MSG_CB(skb)->state);
+}
+
+/* ACK of [lo, hi] received: those messages are buffered at the peer. */
+static unsigned int op_rdm_mark_acked(struct op_net *on, struct op_rdm_tx *t,
+				      u32 lo, u32 hi)
+{
+	struct sk_buff *skb = t->una;
+	u32 now_us = op_now_us();
+	unsigned int n = 0;
+
+	if (!skb)
+		return 0;
+	skb_queue_walk_from(&t->out, skb) {
+		struct op_msg_cb *cb = OP_MSG_CB(skb);
+
+		if ((s32)(cb->seq - hi) > 0)
+			break;
+		if ((s32)(cb->seq - lo) < 0 || cb->state != OP_RDM_SENT)
+			continue;
+		/* Karn: a resent message's ACK says nothing of the RTT. */
+		if (!cb->retries)
+			op_rdm_rtt_sample(t, now_us - cb->sent_us);
+		cb->state = OP_RDM_ACKED;
+		on->rdm_unacked--;
+		n++;
+	}
+	if (n)
+		op_rdm_una_from(t, t->una);
+	return n;
+}
+
+/* ACK of a recall: the peer discarded [lo, hi]. */
+static void op_rdm_mark_recalled(struct op_net *on, struct op_rdm_tx *t,
+				 u32 lo, u32 hi, struct sk_buff_head *fail)
+{
+	struct sk_buff *skb, *tmp;
+
+	skb_queue_walk_safe(&t->out, skb, tmp) {
+		struct op_msg_cb *cb = OP_MSG_CB(skb);
+
+		if ((s32)(cb->seq - hi) > 0)
+			break;
+		if ((s32)(cb->seq - lo) < 0 || cb->state != OP_RDM_RECALLING)
+			continue;
+		__skb_unlink(skb, &t->out);
+		op_rdm_failed(on, skb, ONEPIPE_EE_RECALLED, fail);
+	}
+	op_rdm_una_reset(t);
+}
+
+/**
+ * op_rdm_acked() - a reliable ACK arrived
+ * @on: this host
+ * @h: the ACK: code, range [seq, aux], window edge in ts
+ *
+ * Context: softirq, no 1Pipe lock held.
+ */
+void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
+{
+	struct op_peer *p = xa_load(&on->peers, h->src_host);
+	struct sk_buff_head done, fail;
+	unsigned int n = 0;
+	struct op_rdm_tx *t;
+	u32 edge = (u32)h->ts;
+
+	if (!p)
+		return;
+	__skb_queue_head_init(&done);
+	__skb_queue_head_init(&fail);
+	t = &p->rtx;
+	spin_lock_bh(&on->tx_lock);
+	if ((s32)(edge - t->edge) > 0)
+		t->edge = edge;
+	if (h->code == OP_ACK_RECEIVED)
+		n = op_rdm_mark_acked(on, t, h->seq, h->aux);
+	else if (h->code == OP_ACK_RECALLED)
+		op_rdm_mark_recalled(on, t, h->seq, h->aux, &fail);
+	op_rdm_settle(on, &done);
+	op_rdm_pump(on);
+	spin_unlock_bh(&on->tx_lock);
+	op_count_add(on, ONEPIPE_C_ACKED, n);
+	op_rdm_finish(&done, &fail);
+}
+
+/**
+ * op_rdm_naked() - the peer refused reliable message @seq
+ * @on: this host
+ * @host: the peer
+ * @seq: the message
+ * @code: enum op_nak_code, reported as the equal enum onepipe_ee_code
+ *
+ * The rest of the scattering is recalled.  Context: softirq.
+ */
+void op_rdm_naked(struct op_net *on, u32 host, u32 seq, u8 code)
+{
+	struct op_peer *p = xa_load(&on->peers, host);
+	struct sk_buff_head done, fail;
+	struct sk_buff *skb, *tmp;
+
+	if (!p)
+		return;
+	__skb_queue_head_init(&done);
+	__skb_queue_head_init(&fail);
+	spin_lock_bh(&on->tx_lock);
+	skb_queue_walk_safe(&p->rtx.out, skb, tmp) {
+		struct op_msg_cb *cb = OP_MSG_CB(skb);
+
+		if ((s32)(cb->seq - seq) > 0)
+			break;
+		if (cb->seq != seq)
+			continue;
+		__skb_unlink(skb, &p->rtx.out);
+		/* Refused while being recalled: it is discarded either way. */
+		op_rdm_failed(on, skb, cb->state == OP_RDM_RECALLING ?
+			      ONEPIPE_EE_RECALLED : code, &fail);
+		op_rdm_una_reset(&p->rtx);
+		break;
+	}
+	op_rdm_settle(on, &done);
+	spin_unlock_bh(&on->tx_lock);
+	op_rdm_finish(&done, &fail);
+}
+
+/*
+ * @p is unreachable.  Its unACKed messages fail and their scatterings are
+ * recalled everywhere else; recalls it owes cannot be confirmed and fail
+ * as well.  What it ACKed stays: it holds those messages, and the rest of
+ * their scatterings goes on.  Its window opens again, so that waiting
+ * scatterings move on (and fail in turn if it stays silent).
+ */
+static void op_rdm_unreachable_locked(struct op_net *on, struct op_peer *p,
+				      struct sk_buff_head *fail)
+{
+	struct op_rdm_tx *t = &p->rtx;
+	struct sk_buff *skb, *tmp;
+	int pass;
+
+	/* Recalls that the first pass starts here are failed by the second. */
+	for (pass = OP_RDM_SENT; pass <= OP_RDM_RECALLING; pass++) {
+		skb_queue_walk_safe(&t->out, skb, tmp) {
+			if (OP_MSG_CB(skb)->state != pass ||
+			    pass == OP_RDM_ACKED)
+				continue;
+			__skb_unlink(skb, &t->out);
+			op_rdm_failed(on, skb, ONEPIPE_EE_UNREACH, fail);
+		}
+	}
+	op_rdm_una_reset(t);
+	t->edge = t->next + op_rdm_window(on);
+	t->srtt_us = 0;
+	t->rttvar_us = 0;
+}
+
+/**
+ * op_rdm_peer_unreachable() - declare host @host unreachable
+ * @on: this host
+ * @host: the receiver
+ *
+ * The sender's retry budget decides this today; the controller will
+ * (with a failure timestamp) once it exists.  Context: any but hardirq.
+ */
+void op_rdm_peer_unreachable(struct op_net *on, u32 host)
+{
+	struct op_peer *p = xa_load(&on->peers, host);
+	struct sk_buff_head done, fail;
+
+	if (!p)
+		return;
+	__skb_queue_head_init(&done);
+	__skb_queue_head_init(&fail);
+	spin_lock_bh(&on->tx_lock);
+	op_rdm_unreachable_locked(on, p, &fail);
+	op_rdm_settle(on, &done);
+	op_rdm_pump(on);
+	spin_unlock_bh(&on->tx_lock);
+	op_rdm_finish(&done, &fail);
+}
+
+/*
+ * Send again what has waited longer than its timeout.  Returns a peer
+ * whose message exhausted the retry budget, or NULL.
+ */
+static struct op_peer *op_rdm_resend_due(struct op_net *on, u64 now)
+{
+	unsigned int budget = READ_ONCE(on->rdm_retries);
+	struct op_rdm_tx *t;
+	struct sk_buff *skb;
+
+	list_for_each_entry(t, &on->rdm_active, active) {
+		skb_queue_walk(&t->out, skb) {
+			struct op_msg_cb *cb = OP_MSG_CB(skb);
+
+			if (cb->state == OP_RDM_ACKED ||
+			    (s64)(now - cb->deadline) < 0)
+				continue;
+			if (cb->retries >= budget)
+				return container_of(t, struct op_peer, rtx);
+			cb->retries++;
+			cb->sent_us = op_now_us();
+			cb->deadline = op_rdm_deadline(on, t, cb, now);
+			if (cb->state == OP_RDM_SENT)
+				op_rdm_resend(on, skb);
+			else
+				op_rdm_send_recall(on, skb);
+			op_count(on, ONEPIPE_C_RETRANSMITS);
+		}
+	}
+	return NULL;
+}
+
+/* Ask the peers that hold waiting scatterings back for their window. */
+static void op_rdm_probe(struct op_net *on, u64 now)
+{
+	struct op_peer *p;
+	unsigned long host;
+
+	xa_for_each(&on->peers, host, p) {
+		struct op_rdm_tx *t = &p->rtx;
+		struct op_hdr h = {
+			.type = OP_PKT_PROBE,
+			.flags = OP_F_RELIABLE,
+			.src_host = on->cfg.host_id,
+			.dst_host = p->host,
+			.barrier = on->tx_barrier,
+		};
+
+		if (t->blocked_gen != on->rdm_gen ||
+		    (s64)(now - t->probe_at) < 0)
+			continue;
+		t->probe_at = now + op_rdm_rto(on, t);
+		op_rdm_xmit_hdr(on, &h);
+		op_count(on, ONEPIPE_C_WINDOW_PROBES);
+	}
+}
+
+/**
+ * op_rdm_tx_tick() - retransmissions, retry budget, probes, settling
+ * @on: this host
+ * @now: ktime_get_ns()
+ *
+ * Context: the tick (softirq).
+ */
+void op_rdm_tx_tick(struct op_net *on, u64 now)
+{
+	u64 scan = (u64)READ_ONCE(on->rdm_rto_min_ms) * NSEC_PER_MSEC / 4;
+	struct sk_buff_head done, fail;
+	struct op_peer *dead;
+
+	__skb_queue_head_init(&done);
+	__skb_queue_head_init(&fail);
+	spin_lock_bh(&on->tx_lock);
+	if (!on->up)
+		goto out;
+	if ((s64)(now - on->rdm_retx_at) >= 0) {
+		on->rdm_retx_at = now + scan;
+		while ((dead = op_rdm_resend_due(on, now)))
+			op_rdm_unreachable_locked(on, dead, &fail);
+	}
+	if (!list_empty(&on->rdm_waitq)) {
+		op_rdm_pump(on);
+		op_rdm_probe(on, now);
+	}
+	op_rdm_settle(on, &done);
+out:
+	spin_unlock_bh(&on->tx_lock);
+	op_rdm_finish(&done, &fail);
+}
+
+/**
+ * op_rdm_fail_all() - the host went down: every reliable message fails
+ * @on: this host
+ * @code: enum onepipe_ee_code
+ *
+ * Nothing can be recalled any more; receivers that hold ACKed messages
+ * deliver them if the rest of the fabric commits them.
+ */
+void op_rdm_fail_all(struct op_net *on, int code)
+{
+	struct sk_buff_head fail, done;
+	struct op_rdm_tx *t, *tmp;
+	struct op_scat *sc, *stmp;
+	struct sk_buff *skb;
+
+	__skb_queue_head_init(&fail);
+	__skb_queue_head_init(&done);
+	spin_lock_bh(&on->tx_lock);
+	list_for_each_entry_safe(sc, stmp, &on->rdm_waitq, node) {
+		struct op_sock *os = container_of(sc, struct op_sock, scat);
+
+		op_rdm_unqueue(os, &fail);
+		op_sock_wake_writer(&os->sk);
+	}
+	list_for_each_entry_safe(t, tmp, &on->rdm_active, active) {
+		skb_queue_splice_tail_init(&t->out, &fail);
+		t->una = NULL;
+		list_del_init(&t->active);
+	}
+	on->rdm_unacked = 0;
+	spin_unlock_bh(&on->tx_lock);
+	while ((skb = __skb_dequeue(&fail)))
+		op_sock_fail(skb->sk, skb, code);
+}
+
+/**
+ * op_rdm_forget_sock() - a reliable socket is being released
+ * @on: this host
+ * @os: the socket
+ *
+ * Its waiting scattering was never stamped and goes.  What it sent stays
+ * until committed or failed: dropping it would let the rest of its
+ * scatterings be delivered without it.
+ */
+void op_rdm_forget_sock(struct op_net *on, struct op_sock *os)
+{
+	struct sk_buff_head gone;
+
+	__skb_queue_head_init(&gone);
+	spin_lock_bh(&on->tx_lock);
+	if (os->waiting) {
+		op_rdm_unqueue(os, &gone);
+		op_rdm_pump(on);
+	}
+	spin_unlock_bh(&on->tx_lock);
+	__skb_queue_purge(&gone);
+}
