@@ -35,184 +35,7 @@
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
 
-/* Generous: the guest runs under TCG emulation and can be very slow. */
-#define RX_TIMEOUT_MS	10000
-/* Fixed ports for tests that need a known, unused port. */
-#define PORT_A		7001
-#define PORT_B		7002
-/* sizeof() as ssize_t, to compare with syscall results. */
-#define SZ(x)		((ssize_t)sizeof(x))
-
-static __u32 test_host(void)
-{
-	const char *s = getenv("ONEPIPE_TEST_HOST");
-
-	return s ? (__u32)strtoul(s, NULL, 0) : 0;
-}
-
-static struct sockaddr_onepipe op_addr(__u32 host, __u16 port)
-{
-	struct sockaddr_onepipe a;
-
-	memset(&a, 0, sizeof(a));
-	a.sop_family = AF_ONEPIPE;
-	a.sop_host = host;
-	a.sop_port = port;
-	return a;
-}
-
-static int op_socket(void)
-{
-	return socket(AF_ONEPIPE, SOCK_DGRAM, 0);
-}
-
-static int op_bind(int fd, __u32 host, __u16 port)
-{
-	struct sockaddr_onepipe a = op_addr(host, port);
-
-	return bind(fd, (struct sockaddr *)&a, sizeof(a));
-}
-
-/* Bound socket on an ephemeral port; fills in its full address. */
-static int op_bound(struct sockaddr_onepipe *self_addr)
-{
-	socklen_t len = sizeof(*self_addr);
-	int fd = op_socket();
-
-	if (fd < 0)
-		return -1;
-	if (op_bind(fd, 0, 0) ||
-	    getsockname(fd, (struct sockaddr *)self_addr, &len)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int op_sendto(int fd, const void *buf, size_t len, int flags,
-		     const struct sockaddr_onepipe *to)
-{
-	return sendto(fd, buf, len, flags, (const struct sockaddr *)to,
-		      sizeof(*to));
-}
-
-static int get_u64(int fd, int opt, __u64 *v)
-{
-	socklen_t len = sizeof(*v);
-
-	if (getsockopt(fd, SOL_ONEPIPE, opt, v, &len))
-		return -1;
-	return len == sizeof(*v) ? 0 : -2;
-}
-
-/* 48-bit wrap-around "a is not after b" (a <= b). */
-static int ts_le(__u64 a, __u64 b)
-{
-	return ((b - a) & ONEPIPE_TS_MASK) < (1ULL << (ONEPIPE_TS_BITS - 1));
-}
-
-static int wait_events(int fd, short events, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = events };
-	int n = poll(&p, 1, timeout_ms);
-
-	return n > 0 ? p.revents : n;
-}
-
-struct rx {
-	ssize_t len;
-	int flags;
-	struct sockaddr_onepipe src;
-	socklen_t srclen;
-	int have_ts;
-	__u64 ts;
-	int have_err;
-	struct onepipe_recverr err;
-};
-
-/* Parse our control messages; anything unexpected is left for the test. */
-static void parse_cmsgs(struct msghdr *mh, struct rx *r)
-{
-	struct cmsghdr *c;
-
-	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		if (c->cmsg_level != SOL_ONEPIPE)
-			continue;
-		if (c->cmsg_type == ONEPIPE_CMSG_TS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(__u64))) {
-			memcpy(&r->ts, CMSG_DATA(c), sizeof(r->ts));
-			r->have_ts = 1;
-		} else if (c->cmsg_type == ONEPIPE_CMSG_RECVERR &&
-			   c->cmsg_len >= CMSG_LEN(sizeof(r->err))) {
-			memcpy(&r->err, CMSG_DATA(c), sizeof(r->err));
-			r->have_err = 1;
-		}
-	}
-}
-
-/*
- * Wait up to RX_TIMEOUT_MS for a message (or an error-queue entry when
- * flags has MSG_ERRQUEUE) and receive it with its control messages.
- * Returns the recvmsg() result; on timeout -1 with errno ETIMEDOUT.
- */
-static ssize_t rx_msg(int fd, void *buf, size_t cap, int flags, struct rx *r)
-{
-	char cbuf[CMSG_SPACE(sizeof(struct onepipe_recverr)) +
-		  CMSG_SPACE(sizeof(__u64)) + 64];
-	struct iovec iov = { .iov_base = buf, .iov_len = cap };
-	struct msghdr mh = {
-		.msg_name = &r->src, .msg_namelen = sizeof(r->src),
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	short ev = (flags & MSG_ERRQUEUE) ? POLLERR : POLLIN;
-	int re;
-
-	memset(r, 0, sizeof(*r));
-	re = wait_events(fd, ev, RX_TIMEOUT_MS);
-	if (re <= 0 || !(re & ev)) {
-		errno = ETIMEDOUT;
-		return -1;
-	}
-	r->len = recvmsg(fd, &mh, flags | MSG_DONTWAIT);
-	r->flags = mh.msg_flags;
-	r->srclen = mh.msg_namelen;
-	if (r->len >= 0)
-		parse_cmsgs(&mh, r);
-	return r->len;
-}
-
-/*
- * For failure messages: what the sender's error queue says about a
- * message that did not arrive (the entry is consumed).
- */
-static const char *sender_errq(int fd)
-{
-	static char out[128];
-	char data[64];
-	struct rx r;
-	int re = wait_events(fd, POLLIN, 1000);
-
-	if (re <= 0 || !(re & POLLERR))
-		return "sender has no error queued";
-	if (rx_msg(fd, data, sizeof(data), MSG_ERRQUEUE, &r) < 0 ||
-	    !r.have_err)
-		return "sender: POLLERR but no ONEPIPE_CMSG_RECVERR";
-	snprintf(out, sizeof(out),
-		 "sender notified: errno %u (%s) code %u offender %u:%u",
-		 r.err.ee.ee_errno, strerror(r.err.ee.ee_errno),
-		 r.err.ee.ee_code, r.err.offender.sop_host,
-		 r.err.offender.sop_port);
-	return out;
-}
-
-static void fill_pattern(unsigned char *p, size_t n, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (unsigned char)((i * 131 + seed) ^ (i >> 8));
-}
+#include "op_test.h"
 
 /* ---------------------------------------------------------------- socket */
 
@@ -287,15 +110,6 @@ FIXTURE_TEARDOWN(sock)
 {
 	close(self->fd);
 }
-
-/*
- * The 6.1 harness still runs the test body after SKIP() in a fixture
- * setup, so tests that need a configured host check it themselves.
- */
-#define NEED_HOST() do {						\
-	if (!self->host)						\
-		SKIP(return, "ONEPIPE_TEST_HOST unset: no configured host"); \
-} while (0)
 
 TEST_F(sock, bind_wrong_family)
 {
@@ -585,13 +399,6 @@ FIXTURE_TEARDOWN(fab)
 		close(self->c);
 }
 
-static int same_addr(const struct sockaddr_onepipe *x,
-		     const struct sockaddr_onepipe *y)
-{
-	return x->sop_family == y->sop_family && x->sop_port == y->sop_port &&
-	       x->sop_host == y->sop_host;
-}
-
 TEST_F(fab, round_trip)
 {
 	static const char msg[] = "hello, one pipe";
@@ -743,18 +550,6 @@ TEST_F(fab, max_msg_size)
 	check_big(_metadata, self, ONEPIPE_MAX_MSG);
 }
 
-/* The port of a socket that just closed: nobody listens there. */
-static __u16 free_port(void)
-{
-	struct sockaddr_onepipe a;
-	int fd = op_bound(&a);
-
-	if (fd < 0)
-		return 0;
-	close(fd);
-	return a.sop_port;
-}
-
 TEST_F(fab, no_port_error_queue)
 {
 	static const char msg[] = "nobody home";
@@ -899,25 +694,6 @@ TEST_F(fab, unordered_still_delivers)
 		TH_LOG("%s", sender_errq(self->a));
 	ASSERT_STREQ("u!", buf);
 	ASSERT_TRUE(same_addr(&self->aa, &r.src));
-}
-
-/* Run the onepipe tool (next to this binary: ../tools/onepipe/) quietly. */
-static int op_tool(const char *args)
-{
-	char exe[512], cmd[1024];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	snprintf(cmd, sizeof(cmd), "%s/../tools/onepipe/onepipe %s >/dev/null",
-		 exe, args);
-	return system(cmd);
 }
 
 /*

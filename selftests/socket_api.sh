@@ -4,17 +4,19 @@
 # Runs the socket_api binary (kselftest harness) in host h1 of a one-host
 # fabric: h1 sends to itself through a software switch, so the data-path
 # tests cross the real transport.  The binary's TAP is this suite's TAP.
+# OP_SOCKET_TESTS=socket_rdm runs that binary instead (socket_rdm.sh).
 source "$(dirname "$0")/lib.sh"
 
-BIN=$TOP/selftests/socket_api
+NAME=${OP_SOCKET_TESTS:-socket_api}
+BIN=$TOP/selftests/$NAME
 
 # Nothing can run: report every test of the binary as not run.
 no_fabric()
 {
 	local why=$1 n=0 t tests
 	mapfile -t tests < <(sed -nE 's/^TEST_F\((\w+), (\w+)\)$/\1.\2/p' \
-		"$TOP/selftests/socket_api.c")
-	[ ${#tests[@]} -gt 0 ] || tests=(socket_api)
+		"$TOP/selftests/$NAME.c")
+	[ ${#tests[@]} -gt 0 ] || tests=("$NAME")
 	echo "TAP version 13"
 	echo "1..${#tests[@]}"
 	echo "# $why"

@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SOCK_RDM, the reliable 1Pipe service, through the socket API: exactly
+ * once in order, scatterings that fail as a whole (recall), flow control
+ * (a receiver that stops reading stops its sender, which gets EAGAIN and
+ * loses nothing), and the service boundary (reliable and best-effort
+ * sockets do not take each other's messages).
+ *
+ * Like socket_api, it runs in host h1 of a one-host fabric
+ * (ONEPIPE_TEST_HOST=1, see socket_rdm.sh): sockets send to each other
+ * through the software switch.  Multi-host behaviour (loss, unreachable
+ * receivers) is in the rdm_* scenario scripts.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <linux/errqueue.h>
+#include <linux/onepipe.h>
+
+/* The 6.1 harness itself is not -Wextra clean (an unused handler arg). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+#define OP_TEST_TYPE	SOCK_RDM
+#include "op_test.h"
+
+#define RDM_WINDOW_DEFAULT	256
+/* Most messages the flow-control tests send before they must stall. */
+#define STALL_MAX		5000
+
+static int set_window(int w)
+{
+	FILE *f = fopen("/proc/sys/net/onepipe/rdm_window", "w");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fprintf(f, "%d\n", w) > 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static int set_int_opt(int fd, int level, int opt, int val)
+{
+	return setsockopt(fd, level, opt, &val, sizeof(val));
+}
+
+/* --------------------------------------------------------------- family */
+
+FIXTURE(family) {
+	int unused;
+};
+
+FIXTURE_SETUP(family)
+{
+}
+
+FIXTURE_TEARDOWN(family)
+{
+}
+
+TEST_F(family, socket_rdm)
+{
+	int type = 0, fd = socket(AF_ONEPIPE, SOCK_RDM, 0);
+	socklen_t len = sizeof(type);
+
+	ASSERT_LE(0, fd) TH_LOG("socket(AF_ONEPIPE, SOCK_RDM): %s",
+				strerror(errno));
+	ASSERT_EQ(0, getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len));
+	ASSERT_EQ(SOCK_RDM, type);
+	close(fd);
+}
+
+TEST_F(family, socket_seqpacket_unsupported)
+{
+	ASSERT_EQ(-1, socket(AF_ONEPIPE, SOCK_SEQPACKET, 0));
+	ASSERT_EQ(ESOCKTNOSUPPORT, errno);
+}
+
+/* ------------------------------------------------------ one-host fabric */
+
+FIXTURE(rdm) {
+	__u32 host;
+	int a, b, c;
+	struct sockaddr_onepipe aa, ba, ca;
+};
+
+FIXTURE_SETUP(rdm)
+{
+	self->a = self->b = self->c = -1;
+	self->host = test_host();
+	if (!self->host)
+		return;
+	ASSERT_EQ(0, set_window(RDM_WINDOW_DEFAULT));
+	self->a = op_bound(&self->aa);
+	ASSERT_LE(0, self->a) TH_LOG("bound socket: %s", strerror(errno));
+	self->b = op_bound(&self->ba);
+	ASSERT_LE(0, self->b);
+	self->c = op_bound(&self->ca);
+	ASSERT_LE(0, self->c);
+}
+
+FIXTURE_TEARDOWN(rdm)
+{
+	if (self->a >= 0)
+		close(self->a);
+	if (self->b >= 0)
+		close(self->b);
+	if (self->c >= 0)
+		close(self->c);
+	if (self->host)
+		set_window(RDM_WINDOW_DEFAULT);
+}
+
+TEST_F(rdm, round_trip)
+{
+	static const char msg[] = "reliably yours";
+	char buf[64];
+	struct rx r;
+	__u64 last;
+
+	NEED_HOST();
+	ASSERT_EQ(SZ(msg), op_sendto(self->a, msg, sizeof(msg), 0, &self->ba));
+	ASSERT_EQ(0, get_u64(self->a, ONEPIPE_LAST_TS, &last));
+	ASSERT_EQ(SZ(msg), rx_msg(self->b, buf, sizeof(buf), 0, &r))
+		TH_LOG("recv: %s", strerror(errno));
+	ASSERT_EQ(0, memcmp(buf, msg, sizeof(msg)));
+	ASSERT_TRUE(same_addr(&self->aa, &r.src));
+	ASSERT_TRUE(r.have_ts);
+	ASSERT_EQ(last, r.ts);
+}
+
+/* One scattering to two sockets: one timestamp, both get their part. */
+TEST_F(rdm, sendmmsg_one_scattering)
+{
+	struct iovec iov[2] = {
+		{ .iov_base = "to-b", .iov_len = 4 },
+		{ .iov_base = "to-c", .iov_len = 4 },
+	};
+	struct mmsghdr mm[2];
+	char buf[16];
+	struct rx rb, rc;
+	__u64 last;
+
+	NEED_HOST();
+	memset(mm, 0, sizeof(mm));
+	mm[0].msg_hdr.msg_name = &self->ba;
+	mm[0].msg_hdr.msg_namelen = sizeof(self->ba);
+	mm[0].msg_hdr.msg_iov = &iov[0];
+	mm[0].msg_hdr.msg_iovlen = 1;
+	mm[1].msg_hdr.msg_name = &self->ca;
+	mm[1].msg_hdr.msg_namelen = sizeof(self->ca);
+	mm[1].msg_hdr.msg_iov = &iov[1];
+	mm[1].msg_hdr.msg_iovlen = 1;
+	ASSERT_EQ(2, sendmmsg(self->a, mm, 2, 0));
+	ASSERT_EQ(0, get_u64(self->a, ONEPIPE_LAST_TS, &last));
+	ASSERT_EQ(4, rx_msg(self->b, buf, sizeof(buf), 0, &rb));
+	ASSERT_EQ(0, memcmp(buf, "to-b", 4));
+	ASSERT_EQ(4, rx_msg(self->c, buf, sizeof(buf), 0, &rc));
+	ASSERT_EQ(0, memcmp(buf, "to-c", 4));
+	ASSERT_EQ(last, rb.ts);
+	ASSERT_EQ(last, rc.ts);
+}
+
+/*
+ * Receive @n messages "<i>" on @fd and check they are 0..n-1 in order,
+ * each a scattering of its own (so with a later stamp than the one
+ * before) unless @one_scattering.
+ */
+static void expect_messages(struct __test_metadata *_metadata, int fd,
+			    int n, int one_scattering)
+{
+	__u64 prev = 0;
+	char buf[32];
+	struct rx r;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ssize_t len = rx_msg(fd, buf, sizeof(buf) - 1, 0, &r);
+
+		ASSERT_LT(0, len) TH_LOG("message %d of %d: %s", i, n,
+					 strerror(errno));
+		buf[len] = '\0';
+		ASSERT_EQ(i, atoi(buf)) TH_LOG("got \"%s\" as message %d",
+					       buf, i);
+		if (i && one_scattering)
+			ASSERT_EQ(prev, r.ts);
+		if (i && !one_scattering)
+			ASSERT_TRUE(ts_le(prev, r.ts) && prev != r.ts);
+		prev = r.ts;
+	}
+	ASSERT_EQ(-1, recv(fd, buf, sizeof(buf), MSG_DONTWAIT));
+	ASSERT_EQ(EAGAIN, errno) TH_LOG("a message after the last one");
+}
+
+static void expect_sequence(struct __test_metadata *_metadata, int fd,
+			    int n)
+{
+	expect_messages(_metadata, fd, n, 0);
+}
+
+/*
+ * Send "<i>" messages from @fd (non-blocking) until the socket refuses
+ * one with EAGAIN.  Returns how many were accepted.
+ */
+static int send_until_eagain(int fd, const struct sockaddr_onepipe *to)
+{
+	char buf[32];
+	int i, len;
+
+	for (i = 0; i < STALL_MAX; i++) {
+		len = snprintf(buf, sizeof(buf), "%d", i);
+		if (op_sendto(fd, buf, len, MSG_DONTWAIT, to) != len)
+			return errno == EAGAIN ? i : -1;
+	}
+	return -1;
+}
+
+/*
+ * A receiver that stops reading: its receive buffer, then the sender's
+ * window, fill up; the sender's next scattering waits for window (not
+ * writable, ONEPIPE_LAST_TS says EINPROGRESS) and the one after it gets
+ * EAGAIN.  Once the receiver reads, everything arrives once, in order.
+ */
+TEST_F(rdm, stalled_receiver_blocks_sender)
+{
+	__u64 last;
+	int sent;
+
+	NEED_HOST();
+	ASSERT_EQ(0, set_window(4));
+	ASSERT_EQ(0, set_int_opt(self->b, SOL_SOCKET, SO_RCVBUF, 1));
+	ASSERT_EQ(0, set_int_opt(self->a, SOL_SOCKET, SO_SNDBUF, 4 << 20));
+
+	sent = send_until_eagain(self->a, &self->ba);
+	ASSERT_LT(0, sent) TH_LOG("no EAGAIN within %d messages", STALL_MAX);
+	ASSERT_EQ(-1, get_u64(self->a, ONEPIPE_LAST_TS, &last));
+	ASSERT_EQ(EINPROGRESS, errno) TH_LOG("EAGAIN without a scattering "
+					     "waiting for window");
+	ASSERT_FALSE(wait_events(self->a, POLLOUT, 0) & POLLOUT);
+
+	expect_sequence(_metadata, self->b, sent);
+	ASSERT_TRUE(wait_events(self->a, POLLOUT, RX_TIMEOUT_MS) & POLLOUT);
+	ASSERT_EQ(0, get_u64(self->a, ONEPIPE_LAST_TS, &last));
+}
+
+/* A blocking sender waits for window instead, and nothing is lost. */
+TEST_F(rdm, blocking_sender_waits)
+{
+	int i, n, status;
+	pid_t pid;
+
+	NEED_HOST();
+	ASSERT_EQ(0, set_window(4));
+	ASSERT_EQ(0, set_int_opt(self->b, SOL_SOCKET, SO_RCVBUF, 1));
+	ASSERT_EQ(0, set_int_opt(self->a, SOL_SOCKET, SO_SNDBUF, 4 << 20));
+	n = send_until_eagain(self->a, &self->ba);
+	ASSERT_LT(0, n);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Blocks until the parent reads; then sends 50 more. */
+		for (i = n; i < n + 50; i++) {
+			char buf[32];
+			int len = snprintf(buf, sizeof(buf), "%d", i);
+
+			if (op_sendto(self->a, buf, len, 0, &self->ba) != len)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	/* The child is stuck: b is not reading. */
+	usleep(200 * 1000);
+	ASSERT_EQ(0, waitpid(pid, &status, WNOHANG));
+	expect_sequence(_metadata, self->b, n + 50);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Closing a sender whose scattering waits drops just that scattering. */
+TEST_F(rdm, close_while_waiting)
+{
+	int sent;
+
+	NEED_HOST();
+	ASSERT_EQ(0, set_window(4));
+	ASSERT_EQ(0, set_int_opt(self->b, SOL_SOCKET, SO_RCVBUF, 1));
+	ASSERT_EQ(0, set_int_opt(self->a, SOL_SOCKET, SO_SNDBUF, 4 << 20));
+	sent = send_until_eagain(self->a, &self->ba);
+	ASSERT_LT(0, sent);
+	close(self->a);
+	self->a = -1;
+	/* The last accepted one was never stamped. */
+	expect_sequence(_metadata, self->b, sent - 1);
+}
+
+/* A scattering must fit the window of every destination at once. */
+TEST_F(rdm, scattering_larger_than_window)
+{
+	char buf[32];
+	int i;
+
+	NEED_HOST();
+	ASSERT_EQ(0, set_window(4));
+	for (i = 0; i < 4; i++) {
+		int len = snprintf(buf, sizeof(buf), "%d", i);
+
+		ASSERT_EQ(len, op_sendto(self->a, buf, len, MSG_MORE,
+					 &self->ba));
+	}
+	ASSERT_EQ(-1, op_sendto(self->a, "4", 1, MSG_MORE, &self->ba));
+	ASSERT_EQ(EMSGSIZE, errno);
+	/* What was accepted went out as a scattering of its own. */
+	expect_messages(_metadata, self->b, 4, 1);
+}
+
+/*
+ * One message of a scattering is refused (no socket on its port): the
+ * sender hears ECONNREFUSED for it and ECANCELED for the other, which is
+ * recalled and never delivered.
+ */
+TEST_F(rdm, refused_message_recalls_scattering)
+{
+	struct sockaddr_onepipe nobody;
+	int i, refused = 0, recalled = 0;
+	char buf[16];
+	struct rx r;
+	__u64 last;
+
+	NEED_HOST();
+	nobody = op_addr(self->host, free_port());
+	ASSERT_NE(0, nobody.sop_port);
+	ASSERT_EQ(4, op_sendto(self->a, "to-b", 4, MSG_MORE, &self->ba));
+	ASSERT_EQ(6, op_sendto(self->a, "nobody", 6, 0, &nobody));
+	ASSERT_EQ(0, get_u64(self->a, ONEPIPE_LAST_TS, &last));
+
+	for (i = 0; i < 2; i++) {
+		ssize_t len = rx_msg(self->a, buf, sizeof(buf), MSG_ERRQUEUE,
+				     &r);
+
+		ASSERT_LT(0, len) TH_LOG("error queue entry %d: %s", i,
+					 strerror(errno));
+		ASSERT_TRUE(r.have_err && r.have_ts);
+		ASSERT_EQ(last, r.ts);
+		if (r.err.ee.ee_code == ONEPIPE_EE_NOPORT) {
+			ASSERT_EQ(ECONNREFUSED, (int)r.err.ee.ee_errno);
+			ASSERT_TRUE(same_addr(&nobody, &r.err.offender));
+			ASSERT_EQ(0, memcmp(buf, "nobody", 6));
+			refused++;
+		} else {
+			ASSERT_EQ(ONEPIPE_EE_RECALLED, (int)r.err.ee.ee_code);
+			ASSERT_EQ(ECANCELED, (int)r.err.ee.ee_errno);
+			ASSERT_TRUE(same_addr(&self->ba, &r.err.offender));
+			ASSERT_EQ(0, memcmp(buf, "to-b", 4));
+			recalled++;
+		}
+	}
+	ASSERT_EQ(1, refused);
+	ASSERT_EQ(1, recalled);
+	/* A later message from a is delivered; the recalled one never is. */
+	ASSERT_EQ(4, op_sendto(self->a, "next", 4, 0, &self->ba));
+	ASSERT_EQ(4, rx_msg(self->b, buf, sizeof(buf), 0, &r));
+	ASSERT_EQ(0, memcmp(buf, "next", 4));
+	ASSERT_EQ(-1, recv(self->b, buf, sizeof(buf), MSG_DONTWAIT));
+	ASSERT_EQ(EAGAIN, errno);
+}
+
+/* The services do not take each other's messages. */
+TEST_F(rdm, services_do_not_mix)
+{
+	struct sockaddr_onepipe da;
+	socklen_t len = sizeof(da);
+	char buf[16];
+	struct rx r;
+	int d;
+
+	NEED_HOST();
+	d = socket(AF_ONEPIPE, SOCK_DGRAM, 0);
+	ASSERT_LE(0, d);
+	ASSERT_EQ(0, op_bind(d, 0, 0));
+	ASSERT_EQ(0, getsockname(d, (struct sockaddr *)&da, &len));
+	/* reliable -> best-effort socket: refused */
+	ASSERT_EQ(3, op_sendto(self->a, "r2d", 3, 0, &da));
+	ASSERT_EQ(3, rx_msg(self->a, buf, sizeof(buf), MSG_ERRQUEUE, &r));
+	ASSERT_EQ(ECONNREFUSED, (int)r.err.ee.ee_errno);
+	/* best-effort -> reliable socket: refused */
+	ASSERT_EQ(3, op_sendto(d, "d2r", 3, 0, &self->ba));
+	ASSERT_EQ(3, rx_msg(d, buf, sizeof(buf), MSG_ERRQUEUE, &r));
+	ASSERT_EQ(ECONNREFUSED, (int)r.err.ee.ee_errno);
+	ASSERT_EQ(-1, recv(d, buf, sizeof(buf), MSG_DONTWAIT));
+	ASSERT_EQ(-1, recv(self->b, buf, sizeof(buf), MSG_DONTWAIT));
+	close(d);
+}
+
+/* ONEPIPE_BARRIER of a reliable socket is the commit barrier. */
+TEST_F(rdm, barrier_is_commit_barrier)
+{
+	char buf[8];
+	struct rx r;
+	__u64 b;
+
+	NEED_HOST();
+	ASSERT_EQ(1, op_sendto(self->a, "x", 1, 0, &self->ba));
+	ASSERT_EQ(1, rx_msg(self->b, buf, sizeof(buf), 0, &r));
+	ASSERT_EQ(0, get_u64(self->b, ONEPIPE_BARRIER, &b));
+	ASSERT_TRUE(ts_le(r.ts, b) && r.ts != b)
+		TH_LOG("commit barrier %llu not above delivered %llu",
+		       (unsigned long long)b, (unsigned long long)r.ts);
+}
+
+/* Unordered reliable messages still arrive exactly once. */
+TEST_F(rdm, unordered_exactly_once)
+{
+	char buf[32];
+	int i;
+
+	NEED_HOST();
+	ASSERT_EQ(0, set_int_opt(self->a, SOL_ONEPIPE, ONEPIPE_ORDERED, 0));
+	for (i = 0; i < 20; i++) {
+		int len = snprintf(buf, sizeof(buf), "%d", i);
+
+		ASSERT_EQ(len, op_sendto(self->a, buf, len, 0, &self->ba));
+	}
+	expect_sequence(_metadata, self->b, 20);
+}
+
+TEST_HARNESS_MAIN
