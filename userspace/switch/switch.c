@@ -6,9 +6,9 @@
  * peer address; a datagram's input port is the peer it came from.  Packets
  * are received and forwarded in batches (recvmmsg/sendmmsg) and handed to
  * the I/O-free state machine of switch_logic.c, which decides where they
- * go and rewrites their barrier.  A CLOCK_REALTIME timer fires at absolute
- * multiples of the beacon interval, like the hosts' beacon timers, so the
- * whole fabric beacons at the same instants.
+ * go and rewrites their barrier and commit barrier.  A CLOCK_REALTIME
+ * timer fires at absolute multiples of the beacon interval, like the
+ * hosts' beacon timers, so the whole fabric beacons at the same instants.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -422,7 +422,7 @@ static void on_tick(void)
 	for (i = 0; i < n; i++) {
 		u8 *buf = swd.beacon_buf[b[i].port];
 
-		sw_beacon_build(buf, b[i].barrier);
+		sw_beacon_build(buf, &b[i]);
 		tx_queue(b[i].port, buf, OP_HDR_LEN, true);
 	}
 	tx_flush();
@@ -449,11 +449,22 @@ static void put_hosts(FILE *f, const struct sw_port *p)
 	}
 }
 
+/* "key":VALUE, or "key":null when there is no value. */
+static void put_opt(FILE *f, const char *key, bool valid, u64 v)
+{
+	if (valid)
+		fprintf(f, "\"%s\":%llu,", key, (unsigned long long)v);
+	else
+		fprintf(f, "\"%s\":null,", key);
+}
+
 static void put_port(FILE *f, unsigned int i, u64 now)
 {
 	const struct sw_port *p = &swd.sw.ports[i];
 	const struct op_link *l = &swd.sw.links[i];
-	u64 out;
+	const struct op_link *cl = &swd.sw.clinks[i];
+	bool valid;
+	u64 v = 0;
 
 	fprintf(f, "{\"name\":\"%s\",\"role\":\"%s\",\"peer\":\"", p->name,
 		sw_role_name(p->role));
@@ -463,16 +474,17 @@ static void put_port(FILE *f, unsigned int i, u64 now)
 	fprintf(f, "\",\"state\":\"%s\",\"heard\":%s,",
 		sw_state_name(sw_port_state(&swd.sw, i)),
 		l->heard ? "true" : "false");
-	if (l->heard)
-		fprintf(f, "\"register\":%llu,\"idle_us\":%llu,",
-			(unsigned long long)l->reg,
-			(unsigned long long)((now - l->last_heard) / 1000));
-	else
-		fprintf(f, "\"register\":null,\"idle_us\":null,");
-	if (sw_out_barrier(&swd.sw, i, &out))
-		fprintf(f, "\"out_barrier\":%llu,", (unsigned long long)out);
-	else
-		fprintf(f, "\"out_barrier\":null,");
+	put_opt(f, "register", l->heard, l->reg);
+	valid = sw_port_idle(&swd.sw, i, now, &v);
+	put_opt(f, "idle_us", valid, v / 1000);
+	valid = sw_out_barrier(&swd.sw, i, &v);
+	put_opt(f, "out_barrier", valid, v);
+	/* The commit barrier: its own register state, same link. */
+	fprintf(f, "\"commit_state\":\"%s\",",
+		sw_state_name(sw_port_commit_state(&swd.sw, i)));
+	put_opt(f, "commit_register", cl->heard, cl->reg);
+	valid = sw_out_commit(&swd.sw, i, &v);
+	put_opt(f, "out_commit", valid, v);
 	fprintf(f, "\"rx_pkts\":%llu,\"tx_pkts\":%llu,\"tx_beacons\":%llu,"
 		"\"rx_beacons\":%llu,\"drops\":%llu,\"timeouts\":%llu}",
 		(unsigned long long)p->rx_pkts, (unsigned long long)p->tx_pkts,

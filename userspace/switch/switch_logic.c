@@ -122,14 +122,18 @@ int sw_add_port(struct sw *sw, const char *name, enum sw_role role,
 	bit = (u64)1 << i;
 	memset(p, 0, sizeof(*p));
 	memset(&sw->links[i], 0, sizeof(sw->links[i]));
+	memset(&sw->clinks[i], 0, sizeof(sw->clinks[i]));
 	strcpy(p->name, name);
 	p->role = role;
 	if (nhosts)
 		memcpy(p->hosts, hosts, nhosts * sizeof(*hosts));
 	p->nhosts = nhosts;
 	sw->groups[SW_G_ALL].members |= bit;
-	if (role == SW_ROLE_DOWN)
+	sw->cgroups[SW_G_ALL].members |= bit;
+	if (role == SW_ROLE_DOWN) {
 		sw->groups[SW_G_DOWNIN].members |= bit;
+		sw->cgroups[SW_G_DOWNIN].members |= bit;
+	}
 	sw->nports++;
 	return (int)i;
 }
@@ -225,33 +229,63 @@ enum sw_group sw_port_group(const struct sw *sw, unsigned int port)
 	return sw->ports[port].role == SW_ROLE_UP ? SW_G_DOWNIN : SW_G_ALL;
 }
 
-/* Recompute both output groups from the registers. */
+/*
+ * Recompute every output group, best-effort and commit, from the
+ * registers.  Both kinds use the same admission slack: a commit barrier
+ * lags by construction exactly as a best-effort one does (see
+ * op_agg_update_slack()).
+ */
 void sw_groups_update(struct sw *sw)
 {
 	unsigned int g;
 
-	/* Admission slack: see op_agg_update_slack(). */
-	for (g = 0; g < SW_NGROUPS; g++)
+	for (g = 0; g < SW_NGROUPS; g++) {
 		op_agg_update_slack(&sw->groups[g], sw->links, sw->nports,
 				    sw->admit_slack);
+		op_agg_update_slack(&sw->cgroups[g], sw->clinks, sw->nports,
+				    sw->admit_slack);
+	}
 }
 
-/* Record what a packet tells about its input link. */
+/*
+ * One register of an input link hears a packet.  Without a value
+ * (OP_F_NOBARRIER, OP_F_NOCOMMIT) the peer is still alive, but there is
+ * nothing to put in the register: a register never heard or dead stays
+ * out of the minimum, a live one only has its liveness refreshed.
+ */
+static void sw_hear_reg(struct op_link *l, bool valid, u64 value, u64 now)
+{
+	if (valid)
+		op_link_heard(l, value, now);
+	else if (l->heard && !l->dead)
+		l->last_heard = now;
+}
+
+/*
+ * Record what a packet tells about its input link.  Every packet touches
+ * both registers, so two live registers of one link always share one
+ * last_heard and time out together.
+ */
 static void sw_hear(struct sw *sw, unsigned int in, const struct op_hdr *h,
 		    u64 now)
 {
-	struct op_link *l = &sw->links[in];
+	sw_hear_reg(&sw->links[in], !(h->flags & OP_F_NOBARRIER), h->barrier,
+		    now);
+	sw_hear_reg(&sw->clinks[in], !(h->flags & OP_F_NOCOMMIT), h->commit,
+		    now);
+}
 
-	if (!(h->flags & OP_F_NOBARRIER)) {
-		op_link_heard(l, h->barrier, now);
-		return;
+/* Rewrite one barrier field of a forwarded packet from its group. */
+static void sw_put(u8 *pkt, const struct op_agg *a, u8 none_flag,
+		   void (*set)(u8 *buf, u64 v))
+{
+	if (a->valid) {
+		set(pkt, a->out);
+		pkt[2] &= (u8)~none_flag;
+	} else {
+		set(pkt, 0);
+		pkt[2] |= none_flag;
 	}
-	/*
-	 * No barrier: the peer is alive, but there is nothing to put in
-	 * the register.  A link never heard or dead stays out of the min.
-	 */
-	if (l->heard && !l->dead)
-		l->last_heard = now;
 }
 
 /**
@@ -264,8 +298,9 @@ static void sw_hear(struct sw *sw, unsigned int in, const struct op_hdr *h,
  * @out: output port when SW_FORWARD is returned
  *
  * A forwarded packet carries its output group's barrier, or
- * OP_F_NOBARRIER (and a zero barrier) while the group has none yet.
- * Nothing but the flags byte and the barrier field is touched.
+ * OP_F_NOBARRIER (and a zero barrier) while the group has none yet, and
+ * likewise its commit group's barrier or OP_F_NOCOMMIT (and a zero
+ * commit).  Nothing but the flags byte and those two fields is touched.
  *
  * Return: what to do with the packet.
  */
@@ -273,7 +308,7 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 		      u64 now, unsigned int *out)
 {
 	struct sw_port *p = &sw->ports[in];
-	const struct op_agg *a;
+	enum sw_group g;
 	struct op_hdr h;
 	int o;
 
@@ -295,14 +330,9 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 		p->drops++;
 		return SW_DROP_NOROUTE;
 	}
-	a = &sw->groups[sw_port_group(sw, (unsigned int)o)];
-	if (a->valid) {
-		op_hdr_set_barrier(pkt, a->out);
-		pkt[2] &= (u8)~OP_F_NOBARRIER;
-	} else {
-		op_hdr_set_barrier(pkt, 0);
-		pkt[2] |= OP_F_NOBARRIER;
-	}
+	g = sw_port_group(sw, (unsigned int)o);
+	sw_put(pkt, &sw->groups[g], OP_F_NOBARRIER, op_hdr_set_barrier);
+	sw_put(pkt, &sw->cgroups[g], OP_F_NOCOMMIT, op_hdr_set_commit);
 	sw->ports[o].sent = true;
 	*out = (unsigned int)o;
 	return SW_FORWARD;
@@ -316,7 +346,12 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
  *
  * Removes links silent for longer than the timeout, recomputes the groups
  * and picks the ports that get a beacon: those that sent nothing since
- * the previous tick and whose group has a barrier.
+ * the previous tick and whose best-effort or commit group has a barrier.
+ * The beacon carries both, each one flagged absent if its group has none.
+ *
+ * Both registers of a link expire with the same @now.  Since every packet
+ * refreshes both (sw_hear()), they die in the same tick; one that was
+ * never heard, or is already dead, has nothing to expire.
  *
  * Return: number of beacons in @beacons.
  */
@@ -326,31 +361,39 @@ unsigned int sw_tick(struct sw *sw, u64 now, struct sw_beacon *beacons)
 	u64 died;
 
 	died = op_links_expire(sw->links, sw->nports, now, sw->timeout);
+	died |= op_links_expire(sw->clinks, sw->nports, now, sw->timeout);
 	sw_groups_update(sw);
 	for (i = 0; i < sw->nports; i++) {
 		struct sw_port *p = &sw->ports[i];
-		const struct op_agg *a = &sw->groups[sw_port_group(sw, i)];
+		struct sw_beacon *b = &beacons[n];
 
 		if (died & ((u64)1 << i))
 			p->timeouts++;
-		if (!p->sent && a->valid) {
-			beacons[n].port = i;
-			beacons[n].barrier = a->out;
+		b->port = i;
+		b->has_barrier = sw_out_barrier(sw, i, &b->barrier);
+		b->has_commit = sw_out_commit(sw, i, &b->commit);
+		if (!p->sent && (b->has_barrier || b->has_commit))
 			n++;
-		}
 		p->sent = false;
 	}
 	return n;
 }
 
 /* A beacon is hop by hop: no source or destination host. */
-void sw_beacon_build(u8 *buf, u64 barrier)
+void sw_beacon_build(u8 *buf, const struct sw_beacon *b)
 {
 	struct op_hdr h;
 
 	memset(&h, 0, sizeof(h));
 	h.type = OP_PKT_BEACON;
-	h.barrier = barrier;
+	if (b->has_barrier)
+		h.barrier = b->barrier;
+	else
+		h.flags |= OP_F_NOBARRIER;
+	if (b->has_commit)
+		h.commit = b->commit;
+	else
+		h.flags |= OP_F_NOCOMMIT;
 	op_hdr_encode(&h, buf);
 }
 
@@ -368,33 +411,36 @@ void sw_tx_result(struct sw *sw, unsigned int port, bool beacon, bool ok)
 		p->tx_beacons++;
 }
 
+/* A group's output: 0 and false while it has none. */
+static bool sw_out(const struct op_agg *a, u64 *v)
+{
+	*v = a->valid ? a->out : 0;
+	return a->valid;
+}
+
 /**
- * sw_out_barrier() - current output barrier of a port
+ * sw_out_barrier() - current best-effort output barrier of a port
  * @sw: the switch
  * @port: port index
- * @barrier: the barrier, when valid
+ * @barrier: the barrier, 0 when there is none
  *
  * Return: whether the port's group has a barrier yet.
  */
 bool sw_out_barrier(const struct sw *sw, unsigned int port, u64 *barrier)
 {
-	const struct op_agg *a = &sw->groups[sw_port_group(sw, port)];
-
-	*barrier = a->out;
-	return a->valid;
+	return sw_out(&sw->groups[sw_port_group(sw, port)], barrier);
 }
 
-/**
- * sw_port_state() - state of a port's input link
- * @sw: the switch
- * @port: port index
- *
- * Return: dead if it timed out, live if every group it feeds counts it,
- * new otherwise (never heard, or heard but not yet counted).
- */
-enum sw_link_state sw_port_state(const struct sw *sw, unsigned int port)
+/* sw_out_barrier() for the commit barrier. */
+bool sw_out_commit(const struct sw *sw, unsigned int port, u64 *commit)
 {
-	const struct op_link *l = &sw->links[port];
+	return sw_out(&sw->cgroups[sw_port_group(sw, port)], commit);
+}
+
+static enum sw_link_state sw_state(const struct op_link *l,
+				   const struct op_agg *groups,
+				   unsigned int port)
+{
 	u64 bit = (u64)1 << port;
 	unsigned int g;
 
@@ -403,12 +449,62 @@ enum sw_link_state sw_port_state(const struct sw *sw, unsigned int port)
 	if (!l->heard)
 		return SW_LS_NEW;
 	for (g = 0; g < SW_NGROUPS; g++) {
-		const struct op_agg *a = &sw->groups[g];
+		const struct op_agg *a = &groups[g];
 
 		if ((a->members & bit) && !(a->counted & bit))
 			return SW_LS_NEW;
 	}
 	return SW_LS_LIVE;
+}
+
+/**
+ * sw_port_state() - state of a port's best-effort register
+ * @sw: the switch
+ * @port: port index
+ *
+ * Return: dead if it timed out, live if every group it feeds counts it,
+ * new otherwise (never heard, or heard but not yet counted).
+ */
+enum sw_link_state sw_port_state(const struct sw *sw, unsigned int port)
+{
+	return sw_state(&sw->links[port], sw->groups, port);
+}
+
+/*
+ * sw_port_state() of the commit register.  Dead while it has heard no
+ * commit since its link timed out, even if the link is back with
+ * best-effort barriers only: it is out of the minimum either way.
+ */
+enum sw_link_state sw_port_commit_state(const struct sw *sw,
+					unsigned int port)
+{
+	return sw_state(&sw->clinks[port], sw->cgroups, port);
+}
+
+/**
+ * sw_port_idle() - time since a port's input link was last heard
+ * @sw: the switch
+ * @port: port index
+ * @now: local monotonic time in ns
+ * @idle: the silence in ns
+ *
+ * Return: false if neither register of the link was ever heard.
+ */
+bool sw_port_idle(const struct sw *sw, unsigned int port, u64 now,
+		  u64 *idle)
+{
+	const struct op_link *b = &sw->links[port], *c = &sw->clinks[port];
+	u64 last;
+
+	if (!b->heard && !c->heard)
+		return false;
+	if (b->heard && c->heard)
+		last = (s64)(b->last_heard - c->last_heard) > 0 ?
+		       b->last_heard : c->last_heard;
+	else
+		last = b->heard ? b->last_heard : c->last_heard;
+	*idle = now - last;
+	return true;
 }
 
 const char *sw_role_name(enum sw_role role)

@@ -7,11 +7,18 @@
  * (switch.c), the unit tests (tests/vectors.txt) and the P4 program all
  * implement this one machine.
  *
- * Up-down rule: a switch has two output groups.  Outputs towards a lower
- * tier ("down" ports) aggregate every input; outputs towards a higher tier
- * ("up" ports) aggregate only inputs from down ports.  With up-down routing
- * the barrier graph is then a DAG, so barriers cannot chase their own tail
- * around a cycle.
+ * Two barriers travel side by side: the best-effort barrier and the
+ * reliable service's commit barrier.  Each has its own register per input
+ * link and its own pair of output groups, aggregated by the same rules
+ * (same members, timeout, new-link rule and admission slack).  A link is
+ * one link, though: every packet refreshes the liveness of both of its
+ * registers, so a silent link leaves both minimums in the same tick.
+ *
+ * Up-down rule: a switch has two output groups per barrier.  Outputs
+ * towards a lower tier ("down" ports) aggregate every input; outputs
+ * towards a higher tier ("up" ports) aggregate only inputs from down
+ * ports.  With up-down routing the barrier graph is then a DAG, so
+ * barriers cannot chase their own tail around a cycle.
  */
 #ifndef ONEPIPE_SWITCH_LOGIC_H
 #define ONEPIPE_SWITCH_LOGIC_H
@@ -84,14 +91,16 @@ struct sw_port {
 
 /**
  * struct sw - switch state
- * @ports: port table, index = link index in @links
- * @links: input link registers
- * @groups: output groups, see enum sw_group
+ * @ports: port table, index = link index in @links and @clinks
+ * @links: input link registers of the best-effort barrier
+ * @clinks: input link registers of the commit barrier
+ * @groups: best-effort output groups, see enum sw_group
+ * @cgroups: commit output groups, same members as @groups
  * @nports: ports in use
  * @timeout: silence (ns) after which an input link is removed
- * @admit_slack: a new link joins a group once its register is at most
- *	this far (ns) below the group's barrier; 0 is barrier.c's strict
- *	rule (see sw_groups_update())
+ * @admit_slack: a new link joins a group (best-effort or commit) once its
+ *	register is at most this far (ns) below the group's barrier; 0 is
+ *	barrier.c's strict rule (see sw_groups_update())
  * @rx_bad: malformed packets
  * @rx_unknown_src: datagrams from no configured peer (counted by the I/O
  *	layer, which is the only one to know)
@@ -100,7 +109,9 @@ struct sw_port {
 struct sw {
 	struct sw_port ports[SW_MAX_PORTS];
 	struct op_link links[SW_MAX_PORTS];
+	struct op_link clinks[SW_MAX_PORTS];
 	struct op_agg groups[SW_NGROUPS];
+	struct op_agg cgroups[SW_NGROUPS];
 	unsigned int nports;
 	u64 timeout;
 	u64 admit_slack;
@@ -109,10 +120,20 @@ struct sw {
 	u64 no_route;
 };
 
-/* A beacon the caller must send: build it with sw_beacon_build(). */
+/**
+ * struct sw_beacon - a beacon the caller must send (sw_beacon_build())
+ * @port: output port
+ * @has_barrier: @barrier is valid (else the beacon says OP_F_NOBARRIER)
+ * @has_commit: @commit is valid (else the beacon says OP_F_NOCOMMIT)
+ * @barrier: the port's best-effort output barrier, 0 if none
+ * @commit: the port's commit output barrier, 0 if none
+ */
 struct sw_beacon {
 	unsigned int port;
+	bool has_barrier;
+	bool has_commit;
 	u64 barrier;
+	u64 commit;
 };
 
 void sw_init(struct sw *sw, u64 timeout, u64 admit_slack);
@@ -128,13 +149,18 @@ int sw_route(const struct sw *sw, unsigned int in, u32 src_host,
 enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 		      u64 now, unsigned int *out);
 unsigned int sw_tick(struct sw *sw, u64 now, struct sw_beacon *beacons);
-void sw_beacon_build(u8 *buf, u64 barrier);
+void sw_beacon_build(u8 *buf, const struct sw_beacon *b);
 void sw_tx_result(struct sw *sw, unsigned int port, bool beacon, bool ok);
 
 void sw_groups_update(struct sw *sw);
 enum sw_group sw_port_group(const struct sw *sw, unsigned int port);
 bool sw_out_barrier(const struct sw *sw, unsigned int port, u64 *barrier);
+bool sw_out_commit(const struct sw *sw, unsigned int port, u64 *commit);
 enum sw_link_state sw_port_state(const struct sw *sw, unsigned int port);
+enum sw_link_state sw_port_commit_state(const struct sw *sw,
+					unsigned int port);
+bool sw_port_idle(const struct sw *sw, unsigned int port, u64 now,
+		  u64 *idle);
 
 const char *sw_role_name(enum sw_role role);
 const char *sw_state_name(enum sw_link_state st);

@@ -2,8 +2,9 @@
 /*
  * Loopback integration test of onepipe-switch: run the real binary on
  * 127.0.0.1 with three ports whose peers are three UDP sockets of this
- * test, then send crafted packets and check forwarding, the barrier
- * rewrite, the up-down rule, beacons (content, timing, idle rule), link
+ * test, then send crafted packets and check forwarding, the barrier and
+ * commit-barrier rewrite (the commit barrier aggregated over several
+ * inputs), the up-down rule, beacons (content, timing, idle rule), link
  * expiry, the stats file and a clean exit on SIGTERM.  TAP output.
  *
  * usage: loopback PATH-TO-onepipe-switch
@@ -29,6 +30,14 @@
 #define TIMEOUT_IVS	25
 #define NPEER		3
 #define LISTEN_KEY	"\"listen\":\"127.0.0.1:"
+#define NOC		(~0ULL)		/* no commit: OP_F_NOCOMMIT */
+/*
+ * Attempts at a beacon-rate measurement: a loaded machine (two cores, a
+ * kernel build next door) can hold the switch or this test off the CPU
+ * for several intervals, which is no fault of the switch.  A measurement
+ * that fails is repeated; the assertions are those of the last attempt.
+ */
+#define TIMING_TRIES	3
 
 enum { PA, PB, PU };	/* down hosts=1, down hosts=2, up */
 
@@ -134,17 +143,29 @@ static const char *port_line(const char *s, const char *name)
 	return s ? strstr(s, k) : NULL;
 }
 
-static bool port_state_is(const char *s, const char *name, const char *st)
+/* Does port @name's line hold "@key":"@val"? */
+static bool port_str_is(const char *s, const char *name, const char *key,
+			const char *val)
 {
 	const char *l = port_line(s, name), *p;
-	char k[32];
+	char k[64];
 
 	if (!l)
 		return false;
 	p = strchr(l, '\n');
-	snprintf(k, sizeof(k), "\"state\":\"%s\"", st);
+	snprintf(k, sizeof(k), "\"%s\":\"%s\"", key, val);
 	l = strstr(l, k);
 	return l && (!p || l < p);
+}
+
+static bool port_state_is(const char *s, const char *name, const char *st)
+{
+	return port_str_is(s, name, "state", st);
+}
+
+static bool commit_state_is(const char *s, const char *name, const char *st)
+{
+	return port_str_is(s, name, "commit_state", st);
 }
 
 static void start_switch(const char *self)
@@ -220,8 +241,9 @@ static void send_raw(int fd, const void *buf, size_t len)
 		bail("sendto");
 }
 
+/* A packet; @commit NOC sets OP_F_NOCOMMIT. */
 static size_t make_pkt(u8 *buf, u8 type, u32 src, u32 dst, u64 barrier,
-		       bool nobarrier, const char *payload)
+		       bool nobarrier, u64 commit, const char *payload)
 {
 	struct op_hdr h;
 	size_t pl = payload ? strlen(payload) : 0;
@@ -230,6 +252,10 @@ static size_t make_pkt(u8 *buf, u8 type, u32 src, u32 dst, u64 barrier,
 	h.type = type;
 	h.flags = nobarrier ? OP_F_NOBARRIER : 0;
 	h.barrier = nobarrier ? 0 : barrier;
+	if (commit == NOC)
+		h.flags |= OP_F_NOCOMMIT;
+	else
+		h.commit = commit;
 	h.ts = barrier + 7;
 	if (type != OP_PKT_BEACON) {
 		h.src_host = src;
@@ -247,12 +273,12 @@ static size_t make_pkt(u8 *buf, u8 type, u32 src, u32 dst, u64 barrier,
 }
 
 static void send_pkt(int from, u8 type, u32 src, u32 dst, u64 barrier,
-		     bool nob, const char *payload)
+		     bool nob, u64 commit, const char *payload)
 {
 	u8 buf[256];
 
 	send_raw(peer[from], buf,
-		 make_pkt(buf, type, src, dst, barrier, nob, payload));
+		 make_pkt(buf, type, src, dst, barrier, nob, commit, payload));
 }
 
 /*
@@ -292,6 +318,7 @@ struct beacons {
 	unsigned int bad;		/* not a well-formed beacon */
 	unsigned int other;		/* non-beacon datagrams */
 	u64 last_barrier;
+	u64 last_commit;		/* NOC: OP_F_NOCOMMIT */
 	unsigned int on_time;		/* arrived < 5 ms after a tick */
 };
 
@@ -355,14 +382,21 @@ static void collect(struct beacons *b, int ms)
 				b[i].other++;
 				continue;
 			}
+			/*
+			 * Every port has a barrier by now, a commit maybe
+			 * not: then the flag says so and the field is 0.
+			 */
 			if (op_hdr_decode(&h, buf, (size_t)n) ||
 			    n != OP_HDR_LEN || h.src_host || h.dst_host ||
-			    h.flags) {
+			    (h.flags & ~OP_F_NOCOMMIT) ||
+			    ((h.flags & OP_F_NOCOMMIT) && h.commit)) {
 				b[i].bad++;
 				continue;
 			}
 			b[i].n++;
 			b[i].last_barrier = h.barrier;
+			b[i].last_commit = h.flags & OP_F_NOCOMMIT ? NOC :
+				h.commit;
 			if (phase < 5000000)
 				b[i].on_time++;
 		}
@@ -386,37 +420,59 @@ static void test_unknown_source(void)
 	u16 port;
 	int fd = udp_socket(&port);
 
-	send_raw(fd, buf, make_pkt(buf, OP_PKT_BEACON, 0, 0, 1, false, NULL));
+	send_raw(fd, buf,
+		 make_pkt(buf, OP_PKT_BEACON, 0, 0, 1, false, 1, NULL));
 	close(fd);
 }
 
-/* A forward is byte-exact apart from the flags byte and the barrier. */
-static bool same_but_barrier(const u8 *a, const u8 *b, size_t len)
+/*
+ * A forward is byte-exact apart from the barrier and commit fields and
+ * their two flags.
+ */
+static bool same_but_barriers(const u8 *a, const u8 *b, size_t len)
 {
+	const u8 mine = OP_F_NOBARRIER | OP_F_NOCOMMIT;
 	size_t i;
 
 	for (i = 0; i < len; i++)
 		if (i != 2 && (i < OP_HDR_BARRIER_OFF ||
-			       i >= OP_HDR_BARRIER_OFF + 8) && a[i] != b[i])
+			       i >= OP_HDR_COMMIT_OFF + 8) && a[i] != b[i])
 			return false;
-	return true;
+	return (a[2] & ~mine) == (b[2] & ~mine);
+}
+
+/* Did @got come out with barrier @want and commit @wantc (NOC: none)? */
+static bool barriers_are(const u8 *got, u64 want, u64 wantc)
+{
+	bool noc = got[2] & OP_F_NOCOMMIT;
+
+	if (op_hdr_get_barrier(got) != want || (got[2] & OP_F_NOBARRIER))
+		return false;
+	if (wantc == NOC)
+		return noc && !op_hdr_get_commit(got);
+	return !noc && op_hdr_get_commit(got) == wantc;
 }
 
 static void expect_fwd(int from, u32 src, u32 dst, u64 barrier, bool nob,
-		       int to, u64 want, const char *what)
+		       u64 commit, int to, u64 want, u64 wantc,
+		       const char *what)
 {
 	u8 sent[256], got[2048];
 	size_t len = make_pkt(sent, OP_PKT_DATA, src, dst, barrier, nob,
-			      "hello, 1pipe");
+			      commit, "hello, 1pipe");
+	long long gc;
 	ssize_t n;
 
 	send_raw(peer[from], sent, len);
 	n = recv_data(peer[to], got, sizeof(got), 1000);
-	ok(n == (ssize_t)len && same_but_barrier(sent, got, len) &&
-	   op_hdr_get_barrier(got) == want && !(got[2] & OP_F_NOBARRIER),
-	   "%s: %s -> %s, barrier %llu (got len %zd barrier %llu flags %u)",
-	   what, pname[from], pname[to], (unsigned long long)want, n,
-	   n > 0 ? (unsigned long long)op_hdr_get_barrier(got) : 0ULL,
+	gc = n < OP_HDR_LEN ? -2 : got[2] & OP_F_NOCOMMIT ? -1 :
+		(long long)op_hdr_get_commit(got);
+	ok(n == (ssize_t)len && same_but_barriers(sent, got, len) &&
+	   barriers_are(got, want, wantc),
+	   "%s: %s -> %s, barrier %llu commit %lld (got len %zd barrier %llu commit %lld flags %u)",
+	   what, pname[from], pname[to], (unsigned long long)want,
+	   wantc == NOC ? -1LL : (long long)wantc, n,
+	   n > 0 ? (unsigned long long)op_hdr_get_barrier(got) : 0ULL, gc,
 	   n > 2 ? got[2] : 0);
 }
 
@@ -424,17 +480,19 @@ static void test_forwarding(void)
 {
 	u8 buf[2048];
 
+	/* No commit anywhere yet: every output says OP_F_NOCOMMIT. */
 	/* Only a is heard: b gets a's barrier. */
-	expect_fwd(PA, 1, 2, 1000, false, PB, 1000, "first barrier");
+	expect_fwd(PA, 1, 2, 1000, false, NOC, PB, 1000, NOC,
+		   "first barrier");
 	/* Up: min over down ports a (1000) and b (2000). */
-	expect_fwd(PB, 2, 99, 2000, false, PU, 1000, "routed up");
+	expect_fwd(PB, 2, 99, 2000, false, NOC, PU, 1000, NOC, "routed up");
 	/* Down from u (500, within the admission slack): held at 1000. */
-	expect_fwd(PU, 99, 1, 500, false, PA, 1000, "routed down");
+	expect_fwd(PU, 99, 1, 500, false, NOC, PA, 1000, NOC, "routed down");
 	/* No barrier on the input: rewritten with the group's. */
-	expect_fwd(PU, 99, 2, 0, true, PB, 1000, "nobarrier input");
+	expect_fwd(PU, 99, 2, 0, true, NOC, PB, 1000, NOC, "nobarrier input");
 
 	/* From an up port to an unknown host: no valley, dropped. */
-	send_pkt(PU, OP_PKT_DATA, 99, 98, 600, false, "x");
+	send_pkt(PU, OP_PKT_DATA, 99, 98, 600, false, NOC, "x");
 	ok(recv_data(peer[PA], buf, sizeof(buf), 3 * INTERVAL_MS) < 0 &&
 	   recv_data(peer[PB], buf, sizeof(buf), 1) < 0 &&
 	   recv_data(peer[PU], buf, sizeof(buf), 1) < 0,
@@ -447,24 +505,65 @@ static void test_forwarding(void)
 	   "malformed packet is not forwarded");
 }
 
+/*
+ * The commit barrier: a second register per input, aggregated by the
+ * same rules into its own groups.  Barriers stay where test_forwarding()
+ * left them (down 1000, up 1000).
+ */
+static void test_commit(void)
+{
+	/* Only a has a commit: b gets it. */
+	expect_fwd(PA, 1, 2, 1100, false, 300, PB, 1000, 300,
+		   "first commit");
+	/* b's 700 joins; a's 300 is still the minimum. */
+	expect_fwd(PB, 2, 1, 2100, false, 700, PA, 1000, 300,
+		   "commit min(a 300, b 700)");
+	/* a moves to 800: now b's 700 is the minimum. */
+	expect_fwd(PA, 1, 2, 1200, false, 800, PB, 1000, 700,
+		   "commit min(a 800, b 700)");
+	/* u's 750 joins the down group, above the output. */
+	expect_fwd(PU, 99, 1, 600, false, 750, PA, 1000, 700,
+		   "commit min(a 800, b 700, u 750)");
+	/* Up: a and b only, whatever u says. */
+	expect_fwd(PB, 2, 99, 2200, false, 900, PU, 1200, 800,
+		   "commit up: min(a 800, b 900)");
+}
+
+static bool one_per_interval(const struct beacons *b)
+{
+	return b->n >= 7 && b->n <= 11;
+}
+
 static void test_beacons(void)
 {
+	unsigned int on_time, total, bad[NPEER] = { 0 };
 	struct beacons b[NPEER];
-	unsigned int on_time, total;
-	int i;
+	int i, try;
 
-	/* Registers: a 8000, b 9000, u 5500 (admitted, holds the min). */
-	send_pkt(PU, OP_PKT_BEACON, 0, 0, 5500, false, NULL);
-	send_pkt(PA, OP_PKT_BEACON, 0, 0, 8000, false, NULL);
-	send_pkt(PB, OP_PKT_BEACON, 0, 0, 9000, false, NULL);
-	sleep_ms(2 * INTERVAL_MS);
+	for (try = 1;; try++) {
+		/*
+		 * Registers: a 8000, b 9000, u 5500 (admitted, holds the
+		 * min); commits a 3000, b 4000, u 2000.  The same values
+		 * again on a retry: registers stay, links stay alive.
+		 */
+		send_pkt(PU, OP_PKT_BEACON, 0, 0, 5500, false, 2000, NULL);
+		send_pkt(PA, OP_PKT_BEACON, 0, 0, 8000, false, 3000, NULL);
+		send_pkt(PB, OP_PKT_BEACON, 0, 0, 9000, false, 4000, NULL);
+		sleep_ms(2 * INTERVAL_MS);
+		for (i = 0; i < NPEER; i++)
+			drain(peer[i]);
+		collect(b, 10 * INTERVAL_MS);
+		for (i = 0; i < NPEER; i++)
+			bad[i] += b[i].bad + b[i].other;
+		if (try == TIMING_TRIES || (one_per_interval(&b[PA]) &&
+					    one_per_interval(&b[PB]) &&
+					    one_per_interval(&b[PU])))
+			break;
+	}
 	for (i = 0; i < NPEER; i++)
-		drain(peer[i]);
-	collect(b, 10 * INTERVAL_MS);
-	for (i = 0; i < NPEER; i++)
-		ok(b[i].n >= 7 && b[i].n <= 11 && !b[i].bad && !b[i].other,
-		   "%s: one well-formed beacon per interval (%u in 10)",
-		   pname[i], b[i].n);
+		ok(one_per_interval(&b[i]) && !bad[i],
+		   "%s: one well-formed beacon per interval (%u in 10, attempt %d)",
+		   pname[i], b[i].n, try);
 	ok(b[PA].last_barrier == 5500 && b[PB].last_barrier == 5500,
 	   "down ports beacon min over all inputs (a %llu, b %llu)",
 	   (unsigned long long)b[PA].last_barrier,
@@ -472,6 +571,11 @@ static void test_beacons(void)
 	ok(b[PU].last_barrier == 8000,
 	   "up port beacons min over down inputs only (%llu)",
 	   (unsigned long long)b[PU].last_barrier);
+	ok(b[PA].last_commit == 2000 && b[PB].last_commit == 2000 &&
+	   b[PU].last_commit == 3000,
+	   "beacons carry the commit too (a %lld, b %lld: 2000; u %lld: 3000)",
+	   (long long)b[PA].last_commit, (long long)b[PB].last_commit,
+	   (long long)b[PU].last_commit);
 	/*
 	 * Half, not all: a loaded machine delays timers.  Beacons sent at
 	 * random phases would pass this with a probability of about 0.2%.
@@ -488,27 +592,39 @@ static void test_busy_port_not_beaconed(void)
 {
 	struct beacons b[NPEER];
 	u8 buf[256];
-	size_t len = make_pkt(buf, OP_PKT_DATA, 1, 2, 10000, false, "busy");
-	u64 end = now_ns(CLOCK_MONOTONIC) + 10ULL * INTERVAL_MS * 1000000;
-	unsigned int beacons_b = 0, beacons_a = 0;
+	size_t len = make_pkt(buf, OP_PKT_DATA, 1, 2, 10000, false, 5000,
+			      "busy");
+	unsigned int beacons_b, beacons_a;
+	int try;
 
-	drain(peer[PA]);
-	drain(peer[PB]);
-	while (now_ns(CLOCK_MONOTONIC) < end) {
-		send_raw(peer[PA], buf, len);
-		/* keep b and u alive, with the barriers they already gave */
-		send_pkt(PB, OP_PKT_BEACON, 0, 0, 9000, false, NULL);
-		send_pkt(PU, OP_PKT_BEACON, 0, 0, 5500, false, NULL);
-		collect(b, INTERVAL_MS / 4);
-		beacons_a += b[PA].n;
-		beacons_b += b[PB].n;
+	for (try = 1;; try++) {
+		u64 end = now_ns(CLOCK_MONOTONIC) +
+			  10ULL * INTERVAL_MS * 1000000;
+
+		beacons_a = 0;
+		beacons_b = 0;
+		drain(peer[PA]);
+		drain(peer[PB]);
+		while (now_ns(CLOCK_MONOTONIC) < end) {
+			send_raw(peer[PA], buf, len);
+			/* keep b and u alive, with the barriers they gave */
+			send_pkt(PB, OP_PKT_BEACON, 0, 0, 9000, false, 4000,
+				 NULL);
+			send_pkt(PU, OP_PKT_BEACON, 0, 0, 5500, false, 2000,
+				 NULL);
+			collect(b, INTERVAL_MS / 4);
+			beacons_a += b[PA].n;
+			beacons_b += b[PB].n;
+		}
+		if ((beacons_b <= 1 && beacons_a >= 7) || try == TIMING_TRIES)
+			break;
 	}
 	ok(beacons_b <= 1 && beacons_a >= 7,
-	   "busy output gets no beacons (b %u, idle-output a %u)", beacons_b,
-	   beacons_a);
+	   "busy output gets no beacons (b %u, idle-output a %u, attempt %d)",
+	   beacons_b, beacons_a, try);
 	/* a speaks last, so it is the last link to die later on */
 	sleep_ms(3 * INTERVAL_MS);
-	send_pkt(PA, OP_PKT_BEACON, 0, 0, 10000, false, NULL);
+	send_pkt(PA, OP_PKT_BEACON, 0, 0, 10000, false, 6000, NULL);
 }
 
 static void test_stats_and_expiry(void)
@@ -525,29 +641,38 @@ static void test_stats_and_expiry(void)
 	   json_num(s, "rx_bad"), json_num(s, "rx_unknown_src"),
 	   json_num(s, "no_route"));
 	for (i = 0; i < NPEER; i++)
-		ok(port_state_is(s, pname[i], "live"), "stats: %s live",
-		   pname[i]);
+		ok(port_state_is(s, pname[i], "live") &&
+		   commit_state_is(s, pname[i], "live"),
+		   "stats: %s live, commit register too", pname[i]);
 	ok(json_num(port_line(s, "u"), "rx_beacons") >= 1 &&
 	   json_num(port_line(s, "u"), "out_barrier") == 9000 &&
 	   json_num(port_line(s, "a"), "out_barrier") == 5500,
 	   "stats: out_barrier u 9000 (min of a, b), a 5500 (min of all)");
+	ok(json_num(port_line(s, "a"), "commit_register") == 6000 &&
+	   json_num(port_line(s, "u"), "out_commit") == 4000 &&
+	   json_num(port_line(s, "a"), "out_commit") == 2000,
+	   "stats: commit_register a 6000, out_commit u 4000, a 2000");
 
 	/* Everyone silent: links die after the timeout. */
 	sleep_ms((TIMEOUT_IVS + 3) * INTERVAL_MS + 100);
 	s = read_stats();
 	for (i = 0; i < NPEER; i++)
-		ok(port_state_is(s, pname[i], "dead"), "stats: %s dead",
-		   pname[i]);
+		ok(port_state_is(s, pname[i], "dead") &&
+		   commit_state_is(s, pname[i], "dead"),
+		   "stats: %s dead, commit register too", pname[i]);
 	collect(b, 4 * INTERVAL_MS);
 	/*
 	 * b and u went silent three intervals before a, so for a while a
-	 * alone fed both groups: its 10000 is where the barriers stay.
+	 * alone fed both groups: its 10000 and 6000 are where they stay.
 	 */
 	ok(b[PA].n >= 2 && b[PA].last_barrier == 10000 && b[PU].n >= 2 &&
-	   b[PU].last_barrier == 10000,
-	   "dead inputs: beacons keep the last barrier (a %llu, u %llu)",
+	   b[PU].last_barrier == 10000 && b[PA].last_commit == 6000 &&
+	   b[PU].last_commit == 6000,
+	   "dead inputs: beacons keep the last barriers (a %llu/%lld, u %llu/%lld)",
 	   (unsigned long long)b[PA].last_barrier,
-	   (unsigned long long)b[PU].last_barrier);
+	   (long long)b[PA].last_commit,
+	   (unsigned long long)b[PU].last_barrier,
+	   (long long)b[PU].last_commit);
 }
 
 static void test_exit(void)
@@ -584,6 +709,7 @@ int main(int argc, char **argv)
 	test_silence_before_barriers();
 	test_unknown_source();
 	test_forwarding();
+	test_commit();
 	test_beacons();
 	test_busy_port_not_beaconed();
 	test_stats_and_expiry();

@@ -187,25 +187,92 @@ static u8 pkt_type(const char *s)
 		return OP_PKT_ACK;
 	if (!strcmp(s, "nak"))
 		return OP_PKT_NAK;
+	if (!strcmp(s, "recall"))
+		return OP_PKT_RECALL;
+	if (!strcmp(s, "probe"))
+		return OP_PKT_PROBE;
 	die("bad packet type", s);
 	return 0;
 }
 
-/* Build a valid packet of the given type; DATA carries 4 payload bytes. */
-static size_t build(u8 *buf, u8 type, u32 src, u32 dst, u64 ts, u64 barrier,
-		    bool nobarrier)
+/* flags=NAME[,NAME...]: flags other than the two barrier-valid ones */
+static u8 pkt_flags(const char *s)
 {
+	char buf[64], *tok, *save = NULL;
+	u8 f = 0;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "reliable"))
+			f |= OP_F_RELIABLE;
+		else if (!strcmp(tok, "unordered"))
+			f |= OP_F_UNORDERED;
+		else if (!strcmp(tok, "ece"))
+			f |= OP_F_ECE;
+		else
+			die("bad flag", tok);
+	}
+	return f;
+}
+
+/* A barrier or commit argument: a number, or '-' for none. */
+static bool opt_num(const char *s, u64 *v)
+{
+	if (!strcmp(s, "-")) {
+		*v = 0;
+		return false;
+	}
+	*v = num(s);
+	return true;
+}
+
+/**
+ * struct pkt - what the rx command puts in a packet
+ * @type: OP_PKT_*
+ * @flags: flags besides OP_F_NOBARRIER and OP_F_NOCOMMIT
+ * @has_barrier: else OP_F_NOBARRIER and a zero barrier field
+ * @has_commit: else OP_F_NOCOMMIT and a zero commit field
+ * @ignored: what an absent barrier or commit field holds instead of 0
+ */
+struct pkt {
+	u8 type;
+	u8 flags;
+	bool has_barrier;
+	bool has_commit;
+	u32 src;
+	u32 dst;
+	u64 ts;
+	u64 barrier;
+	u64 commit;
+	u64 ignored;
+};
+
+/*
+ * Build a valid packet; DATA carries 4 payload bytes.  RECALL and PROBE
+ * exist only in the reliable service, so they always say OP_F_RELIABLE.
+ */
+static size_t build(u8 *buf, const struct pkt *k)
+{
+	u8 type = k->type;
 	struct op_hdr h;
 	size_t len = OP_HDR_LEN;
 
 	memset(&h, 0, sizeof(h));
 	h.type = type;
-	h.flags = nobarrier ? OP_F_NOBARRIER : 0;
-	h.ts = ts;
-	h.barrier = nobarrier ? 0 : barrier;
+	h.flags = k->flags;
+	if (type == OP_PKT_RECALL || type == OP_PKT_PROBE)
+		h.flags |= OP_F_RELIABLE;
+	if (!k->has_barrier)
+		h.flags |= OP_F_NOBARRIER;
+	if (!k->has_commit)
+		h.flags |= OP_F_NOCOMMIT;
+	h.ts = k->ts;
+	h.barrier = k->has_barrier ? k->barrier : k->ignored;
+	h.commit = k->has_commit ? k->commit : k->ignored;
 	if (type != OP_PKT_BEACON) {
-		h.src_host = src;
-		h.dst_host = dst;
+		h.src_host = k->src;
+		h.dst_host = k->dst;
 		h.src_port = 1000;
 		h.dst_port = 2000;
 		h.seq = 7;
@@ -232,47 +299,61 @@ static void do_rx(unsigned int in, u64 now)
 		sw_tx_result(&c.sw, c.out, false, true);
 }
 
-/* rx PORT BARRIER|- TIME [type=T] [src=N] [dst=N] [ts=N] */
+/*
+ * rx PORT BARRIER|- TIME [commit=C|-] [type=T] [src=N] [dst=N] [ts=N]
+ *    [flags=F,...] [ignored=N]
+ */
 static void cmd_rx(char **a, int n)
 {
-	static const char *const keys[] = { "type", "src", "dst", "ts", NULL };
+	static const char *const keys[] = { "commit", "type", "src", "dst",
+					    "ts", "flags", "ignored", NULL };
+	struct pkt k = { .type = OP_PKT_DATA, .src = 1 };
 	const char *v;
-	bool nob;
-	u8 type = OP_PKT_DATA;
-	u32 src = 1, dst = 0;
-	u64 barrier = 0, ts;
 
 	if (n < 3)
 		die("rx PORT BARRIER|- TIME [key=value...]", NULL);
 	check_keys(a + 3, n - 3, keys);
-	nob = !strcmp(a[1], "-");
-	if (!nob)
-		barrier = num(a[1]);
-	ts = barrier;
+	k.has_barrier = opt_num(a[1], &k.barrier);
+	k.ts = k.barrier;
+	v = kv(a + 3, n - 3, "commit");
+	if (v)
+		k.has_commit = opt_num(v, &k.commit);
 	v = kv(a + 3, n - 3, "type");
 	if (v)
-		type = pkt_type(v);
+		k.type = pkt_type(v);
 	v = kv(a + 3, n - 3, "src");
 	if (v)
-		src = (u32)num(v);
+		k.src = (u32)num(v);
 	v = kv(a + 3, n - 3, "dst");
 	if (v)
-		dst = (u32)num(v);
+		k.dst = (u32)num(v);
 	v = kv(a + 3, n - 3, "ts");
 	if (v)
-		ts = num(v);
-	if (type != OP_PKT_BEACON && !dst)
+		k.ts = num(v);
+	v = kv(a + 3, n - 3, "flags");
+	if (v)
+		k.flags = pkt_flags(v);
+	v = kv(a + 3, n - 3, "ignored");
+	if (v)
+		k.ignored = num(v);
+	if (k.type != OP_PKT_BEACON && !k.dst)
 		die("rx of a non-beacon needs dst=", NULL);
-	c.len = build(c.sent, type, src, dst, ts, barrier, nob);
+	c.len = build(c.sent, &k);
 	do_rx(port(a[0]), tm(a[2]));
 }
 
 /* rx-bad PORT TIME KIND: a malformed datagram */
 static void cmd_rx_bad(char **a, int n)
 {
+	struct pkt k = {
+		.type = OP_PKT_DATA, .src = 1, .dst = 2, .ts = 5,
+		.has_barrier = true, .barrier = 5,
+		.has_commit = true, .commit = 5,
+	};
+
 	if (n != 3)
-		die("rx-bad PORT TIME short|version|flags|type|length", NULL);
-	c.len = build(c.sent, OP_PKT_DATA, 1, 2, 5, 5, false);
+		die("rx-bad PORT TIME KIND (see vectors.txt)", NULL);
+	c.len = build(c.sent, &k);
 	if (!strcmp(a[2], "short"))
 		c.len = OP_HDR_LEN - 1;
 	else if (!strcmp(a[2], "version"))
@@ -283,6 +364,10 @@ static void cmd_rx_bad(char **a, int n)
 		c.sent[1] = 99;
 	else if (!strcmp(a[2], "length"))
 		c.len--;
+	else if (!strcmp(a[2], "barrier"))	/* beyond 48 bits */
+		c.sent[OP_HDR_BARRIER_OFF + 1] = 1;
+	else if (!strcmp(a[2], "commit"))
+		c.sent[OP_HDR_COMMIT_OFF + 1] = 1;
 	else
 		die("bad kind", a[2]);
 	do_rx(port(a[0]), tm(a[1]));
@@ -314,19 +399,23 @@ static const char *verdict_name(enum sw_verdict v)
 	}
 }
 
-/* Apart from the flags byte and the barrier, a forward is byte-exact. */
+/*
+ * Apart from the two valid-flags and the barrier and commit fields, a
+ * forward is byte-exact.
+ */
 static bool body_intact(void)
 {
+	const u8 mine = OP_F_NOBARRIER | OP_F_NOCOMMIT;
 	size_t i;
 
 	for (i = 0; i < c.len; i++) {
 		if (i == 2 || (i >= OP_HDR_BARRIER_OFF &&
-			       i < OP_HDR_BARRIER_OFF + 8))
+			       i < OP_HDR_COMMIT_OFF + 8))
 			continue;
 		if (c.sent[i] != c.got[i])
 			return false;
 	}
-	return (c.got[2] & ~OP_F_NOBARRIER) == (c.sent[2] & ~OP_F_NOBARRIER);
+	return (c.got[2] & ~mine) == (c.sent[2] & ~mine);
 }
 
 static void need_rx(void)
@@ -335,27 +424,38 @@ static void need_rx(void)
 		die("expectation about an rx without an rx", NULL);
 }
 
+/*
+ * expect-fwd PORT BARRIER|- [commit=C|-]: the last rx went out PORT with
+ * these barriers; a commit left out is '-' (OP_F_NOCOMMIT, field 0).
+ */
 static void cmd_expect_fwd(char **a, int n, const char *text)
 {
-	char why[160];
-	bool nob, ok;
-	u64 want = 0, got;
+	static const char *const keys[] = { "commit", NULL };
+	bool want_b, want_c, has_b, has_c, ok;
+	u64 wb, wc = 0, gb, gc;
+	const char *v;
+	char why[200];
 
-	if (n != 2)
-		die("expect-fwd PORT BARRIER|-", NULL);
+	if (n < 2)
+		die("expect-fwd PORT BARRIER|- [commit=C|-]", NULL);
+	check_keys(a + 2, n - 2, keys);
 	need_rx();
-	nob = !strcmp(a[1], "-");
-	if (!nob)
-		want = num(a[1]);
-	got = op_hdr_get_barrier(c.got);
+	want_b = opt_num(a[1], &wb);
+	v = kv(a + 2, n - 2, "commit");
+	want_c = v ? opt_num(v, &wc) : false;
+	gb = op_hdr_get_barrier(c.got);
+	gc = op_hdr_get_commit(c.got);
+	has_b = !(c.got[2] & OP_F_NOBARRIER);
+	has_c = !(c.got[2] & OP_F_NOCOMMIT);
 	ok = c.verdict == SW_FORWARD && c.out == port(a[0]) &&
-	     got == want && !!(c.got[2] & OP_F_NOBARRIER) == nob &&
+	     gb == wb && has_b == want_b && gc == wc && has_c == want_c &&
 	     body_intact();
-	snprintf(why, sizeof(why), "got %s to %s, barrier %llu%s%s",
+	snprintf(why, sizeof(why),
+		 "got %s to %s, barrier %llu%s, commit %llu%s%s",
 		 verdict_name(c.verdict),
 		 c.verdict == SW_FORWARD ? c.sw.ports[c.out].name : "-",
-		 (unsigned long long)got,
-		 c.got[2] & OP_F_NOBARRIER ? " nobarrier" : "",
+		 (unsigned long long)gb, has_b ? "" : " nobarrier",
+		 (unsigned long long)gc, has_c ? "" : " nocommit",
 		 body_intact() ? "" : ", packet body changed");
 	report(ok, text, why);
 }
@@ -383,11 +483,54 @@ static void cmd_expect_verdict(char **a, int n, const char *text,
 	report(c.verdict == want, text, why);
 }
 
-/* expect-beacons [PORT=BARRIER ...]: exactly this set from the last tick */
+/* Append " NAME=B/C" to @why (numbers, or '-' for none). */
+static size_t put_beacon(char *why, size_t wl, size_t size,
+			 const struct sw_beacon *b)
+{
+	char bs[24] = "-", cs[24] = "-";
+
+	if (wl >= size)
+		return wl;
+	if (b->has_barrier)
+		snprintf(bs, sizeof(bs), "%llu",
+			 (unsigned long long)b->barrier);
+	if (b->has_commit)
+		snprintf(cs, sizeof(cs), "%llu",
+			 (unsigned long long)b->commit);
+	return wl + (size_t)snprintf(why + wl, size - wl, " %s=%s/%s",
+				     c.sw.ports[b->port].name, bs, cs);
+}
+
+/*
+ * Is the beacon the switch builds for @got, byte for byte, the bare
+ * header the vectors specify for @w?  The expected bytes are encoded here,
+ * not with sw_beacon_build(), which is under test.
+ */
+static bool beacon_is(const struct sw_beacon *got, const struct sw_beacon *w)
+{
+	u8 gb[OP_HDR_LEN], wb[OP_HDR_LEN];
+	struct op_hdr h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = OP_PKT_BEACON;
+	h.flags = (w->has_barrier ? 0 : OP_F_NOBARRIER) |
+		  (w->has_commit ? 0 : OP_F_NOCOMMIT);
+	h.barrier = w->has_barrier ? w->barrier : 0;
+	h.commit = w->has_commit ? w->commit : 0;
+	op_hdr_encode(&h, wb);
+	sw_beacon_build(gb, got);
+	return !memcmp(gb, wb, sizeof(gb));
+}
+
+/*
+ * expect-beacons [PORT=BARRIER|-[/COMMIT|-] ...]: exactly this set from
+ * the last tick; a commit left out is '-'.  The beacons are compared as
+ * built on the wire.
+ */
 static void cmd_expect_beacons(char **a, int n, const char *text)
 {
 	bool want[SW_MAX_PORTS] = { false };
-	u64 wb[SW_MAX_PORTS];
+	struct sw_beacon wb[SW_MAX_PORTS];
 	char why[512];
 	size_t wl = 0;
 	bool ok = true;
@@ -397,25 +540,29 @@ static void cmd_expect_beacons(char **a, int n, const char *text)
 	if (!c.have_tick)
 		die("expect-beacons without a tick", NULL);
 	for (k = 0; k < n; k++) {
-		char *eq = strchr(a[k], '=');
+		char *eq = strchr(a[k], '='), *sl;
 
 		if (!eq)
-			die("expect-beacons PORT=BARRIER ...", a[k]);
+			die("expect-beacons PORT=BARRIER[/COMMIT] ...", a[k]);
 		*eq = 0;
+		sl = strchr(eq + 1, '/');
+		if (sl)
+			*sl = 0;
 		i = port(a[k]);
 		want[i] = true;
-		wb[i] = num(eq + 1);
+		wb[i].port = i;
+		wb[i].has_barrier = opt_num(eq + 1, &wb[i].barrier);
+		wb[i].has_commit = sl ? opt_num(sl + 1, &wb[i].commit) : false;
+		if (!sl)
+			wb[i].commit = 0;
 	}
 	why[0] = 0;
 	wl += (size_t)snprintf(why, sizeof(why), "got:");
 	for (i = 0; i < c.nb; i++) {
 		unsigned int p = c.b[i].port;
 
-		if (wl < sizeof(why))
-			wl += (size_t)snprintf(why + wl, sizeof(why) - wl,
-				" %s=%llu", c.sw.ports[p].name,
-				(unsigned long long)c.b[i].barrier);
-		if (!want[p] || wb[p] != c.b[i].barrier)
+		wl = put_beacon(why, wl, sizeof(why), &c.b[i]);
+		if (!want[p] || !beacon_is(&c.b[i], &wb[p]))
 			ok = false;
 		want[p] = false;
 	}
@@ -425,28 +572,33 @@ static void cmd_expect_beacons(char **a, int n, const char *text)
 	report(ok, text, why);
 }
 
-static void cmd_expect_state(char **a, int n, const char *text)
+/* expect-[commit-]state PORT new|live|dead */
+static void cmd_expect_state(char **a, int n, const char *text, bool commit)
 {
+	enum sw_link_state st;
 	const char *got;
 	char why[64];
 
 	if (n != 2)
-		die("expect-state PORT new|live|dead", NULL);
-	got = sw_state_name(sw_port_state(&c.sw, port(a[0])));
+		die("expect-[commit-]state PORT new|live|dead", NULL);
+	st = commit ? sw_port_commit_state(&c.sw, port(a[0])) :
+		      sw_port_state(&c.sw, port(a[0]));
+	got = sw_state_name(st);
 	snprintf(why, sizeof(why), "got %s", got);
 	report(!strcmp(got, a[1]), text, why);
 }
 
-/* expect-out PORT BARRIER|-: the port's output barrier (- = none yet) */
-static void cmd_expect_out(char **a, int n, const char *text)
+/* expect-[commit-]out PORT BARRIER|-: output barrier (- = none yet) */
+static void cmd_expect_out(char **a, int n, const char *text, bool commit)
 {
 	char why[64];
 	bool valid, nob;
 	u64 b;
 
 	if (n != 2)
-		die("expect-out PORT BARRIER|-", NULL);
-	valid = sw_out_barrier(&c.sw, port(a[0]), &b);
+		die("expect-[commit-]out PORT BARRIER|-", NULL);
+	valid = commit ? sw_out_commit(&c.sw, port(a[0]), &b) :
+			 sw_out_barrier(&c.sw, port(a[0]), &b);
 	nob = !strcmp(a[1], "-");
 	if (valid)
 		snprintf(why, sizeof(why), "got %llu", (unsigned long long)b);
@@ -455,15 +607,15 @@ static void cmd_expect_out(char **a, int n, const char *text)
 	report(nob ? !valid : valid && b == num(a[1]), text, why);
 }
 
-/* expect-reg PORT BARRIER|-: the port's input register (- = never heard) */
-static void cmd_expect_reg(char **a, int n, const char *text)
+/* expect-[commit-]reg PORT BARRIER|-: input register (- = never heard) */
+static void cmd_expect_reg(char **a, int n, const char *text, bool commit)
 {
 	const struct op_link *l;
 	char why[64];
 
 	if (n != 2)
-		die("expect-reg PORT BARRIER|-", NULL);
-	l = &c.sw.links[port(a[0])];
+		die("expect-[commit-]reg PORT BARRIER|-", NULL);
+	l = commit ? &c.sw.clinks[port(a[0])] : &c.sw.links[port(a[0])];
 	snprintf(why, sizeof(why), "got %s%llu", l->heard ? "" : "unheard ",
 		 (unsigned long long)l->reg);
 	if (!strcmp(a[1], "-"))
@@ -598,11 +750,17 @@ static void run_line(char *line)
 	else if (IS("expect-beacons"))
 		cmd_expect_beacons(a + 1, n - 1, text);
 	else if (IS("expect-state"))
-		cmd_expect_state(a + 1, n - 1, text);
+		cmd_expect_state(a + 1, n - 1, text, false);
+	else if (IS("expect-commit-state"))
+		cmd_expect_state(a + 1, n - 1, text, true);
 	else if (IS("expect-out"))
-		cmd_expect_out(a + 1, n - 1, text);
+		cmd_expect_out(a + 1, n - 1, text, false);
+	else if (IS("expect-commit-out"))
+		cmd_expect_out(a + 1, n - 1, text, true);
 	else if (IS("expect-reg"))
-		cmd_expect_reg(a + 1, n - 1, text);
+		cmd_expect_reg(a + 1, n - 1, text, false);
+	else if (IS("expect-commit-reg"))
+		cmd_expect_reg(a + 1, n - 1, text, true);
 	else if (IS("expect-counter"))
 		cmd_expect_counter(a + 1, n - 1, text);
 	else if (IS("expect-route"))
