@@ -92,6 +92,12 @@ extern const struct op_transport_ops op_udp_transport;
  * @srtt_us: smoothed ACK round-trip time, 0 until measured
  * @rttvar_us: its mean deviation
  * @probe_at: ktime_get_ns() when a window probe may go out next
+ * @inflight: messages sent and not yet ACKed (nor failed)
+ * @cwnd: congestion window (messages in flight), at most the window
+ * @alpha: DCTCP's estimate of the marked fraction, in 1/1024
+ * @cc_acked: messages ACKed in the current observation window
+ * @cc_marked: of which the receiver saw congestion marks
+ * @cc_end: the observation window ends when this seq is ACKed
  *
  * All under tx_lock.
  */
@@ -106,6 +112,12 @@ struct op_rdm_tx {
 	u32 srtt_us;
 	u32 rttvar_us;
 	u64 probe_at;
+	u32 inflight;
+	u32 cwnd;
+	u32 alpha;
+	u32 cc_acked;
+	u32 cc_marked;
+	u32 cc_end;
 };
 
 /**
@@ -119,6 +131,8 @@ struct op_rdm_tx {
  * @refused_seq: the last OP_RDM_REFUSED messages refused (NAKed)
  * @refused_code: their NAK codes, 0 for an empty slot
  * @refused_next: slot the next refusal takes
+ * @ce: a packet from the sender came with a congestion mark since the
+ *	last ACK to it
  *
  * All under rx_lock.
  */
@@ -130,6 +144,7 @@ struct op_rdm_rx {
 	u32 refused_seq[OP_RDM_REFUSED];
 	u8 refused_code[OP_RDM_REFUSED];
 	u8 refused_next;
+	bool ce;
 };
 
 /**
@@ -204,6 +219,7 @@ struct op_net {
 	u64 tx_barrier;			/* tx_lock: last barrier sent */
 	bool tx_since_tick;		/* tx_lock: uplink carried a packet */
 	u64 tx_commit;			/* tx_lock: last commit barrier sent */
+	bool tx_commit_valid;		/* tx_lock: @tx_commit was sent */
 	struct list_head rdm_waitq;	/* tx_lock: op_scat waiting for window */
 	struct list_head rdm_active;	/* tx_lock: peers with reliable msgs out */
 	u32 rdm_gen;			/* tx_lock: pump generation */
@@ -458,6 +474,7 @@ void op_rdm_rx_msg(struct op_net *on, struct sk_buff *skb,
 		   const struct op_hdr *h, struct sk_buff_head *ctl);
 void op_rdm_rx_recall(struct op_net *on, const struct op_hdr *h,
 		      struct sk_buff_head *ctl);
+void op_rdm_rx_ce(struct op_net *on, u32 host);
 void op_rdm_rx_probe(struct op_net *on, const struct op_hdr *h,
 		     struct sk_buff_head *ctl);
 void op_rdm_deliver(struct op_net *on, struct sk_buff_head *ctl);
@@ -466,7 +483,7 @@ void op_rdm_refill(struct op_net *on, struct op_sock *os);
 void op_rdm_sock_purge(struct op_net *on, struct op_sock *os);
 
 /* rx.c */
-void op_rcv(struct op_net *on, struct sk_buff *skb);
+void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce);
 void op_rx_msg(struct op_net *on, struct sk_buff *skb,
 	       const struct op_hdr *h, struct sk_buff_head *ctl);
 void op_rx_frag(struct op_net *on, struct sk_buff *skb,

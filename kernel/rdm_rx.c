@@ -74,6 +74,10 @@ static void op_rdm_ctl(struct op_net *on, struct sk_buff_head *ctl,
 	if (type == OP_PKT_ACK) {
 		p->rrx.adv = op_rdm_edge(on, &p->rrx);
 		h.ts = p->rrx.adv;
+		/* Echo congestion to the sender, DCTCP style. */
+		if (p->rrx.ce)
+			h.flags |= OP_F_ECE;
+		p->rrx.ce = false;
 	}
 	op_ctl_push(on, ctl, &h);
 }
@@ -373,6 +377,21 @@ void op_rdm_rx_recall(struct op_net *on, const struct op_hdr *h,
 	}
 ack:
 	op_rdm_ctl(on, ctl, p, OP_PKT_ACK, h->seq, OP_ACK_RECALLED);
+}
+
+/**
+ * op_rdm_rx_ce() - a reliable packet from @host carried a congestion mark
+ * @on: this host; rx_lock held
+ * @host: its sender
+ *
+ * The next ACK to it says so.
+ */
+void op_rdm_rx_ce(struct op_net *on, u32 host)
+{
+	struct op_peer *p = op_peer_get(on, host, GFP_ATOMIC);
+
+	if (p)
+		p->rrx.ce = true;
 }
 
 /**

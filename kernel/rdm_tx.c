@@ -22,7 +22,10 @@
  * say so) before the commit barrier may pass them: a scattering is
  * delivered to all of its receivers or to none.
  *
- * Flow control: each destination grants a window of sequence numbers.
+ * Flow control: each destination grants a window of sequence numbers,
+ * and a congestion window in the style of DCTCP (the receiver echoes ECN
+ * marks, the sender cuts in proportion to the marked fraction) limits
+ * what is in flight.
  * A scattering that does not fit waits on op_net.rdm_waitq and takes
  * credits as they come, in queue order per destination, so a large
  * scattering is never starved by small ones and a congested destination
@@ -46,7 +49,41 @@ void op_rdm_peer_init(struct op_net *on, struct op_peer *p)
 	skb_queue_head_init(&p->rtx.out);
 	INIT_LIST_HEAD(&p->rtx.active);
 	p->rtx.edge = op_rdm_window(on);
+	p->rtx.cwnd = p->rtx.edge;
+	p->rtx.alpha = 1024;
 	p->rrx.adv = p->rtx.edge;
+}
+
+/*
+ * DCTCP: once per window of data, alpha moves 1/16 of the way to the
+ * fraction of ACKs that echoed a mark; a marked window cuts the window
+ * by alpha / 2, an unmarked one grows it by a message.
+ */
+static void op_rdm_cc(struct op_net *on, struct op_rdm_tx *t, unsigned int n,
+		      bool ece, u32 hi)
+{
+	u32 w = op_rdm_window(on);
+
+	t->cc_acked += n;
+	if (ece)
+		t->cc_marked += n;
+	if ((s32)(hi - t->cc_end) < 0)
+		return;
+	if (t->cc_acked) {
+		u32 f = min_t(u32, t->cc_marked * 1024ULL / t->cc_acked, 1024);
+
+		t->alpha = t->alpha - t->alpha / 16 + f / 16;
+	}
+	if (t->cc_marked) {
+		t->cwnd = max(t->cwnd - t->cwnd * t->alpha / 2048, 1U);
+		op_count(on, ONEPIPE_C_CWND_CUTS);
+	} else {
+		t->cwnd++;
+	}
+	t->cwnd = min(t->cwnd, w);
+	t->cc_acked = 0;
+	t->cc_marked = 0;
+	t->cc_end = t->next;
 }
 
 /* Retransmission timeout towards @t, as TCP computes it. */
@@ -205,6 +242,7 @@ static void op_rdm_send(struct op_net *on, struct op_sock *os)
 		if (list_empty(&t->active))
 			list_add_tail(&t->active, &on->rdm_active);
 		on->rdm_unacked++;
+		t->inflight++;
 		op_xmit_msg(on, msg, &sc->wire);
 	}
 	op_count(on, ONEPIPE_C_TX_SCATTERINGS);
@@ -227,7 +265,8 @@ static bool op_rdm_take_credits(struct op_scat *sc, u32 gen)
 		 * found none here, later ones may not take this peer's.
 		 */
 		if (t->blocked_gen != gen &&
-		    (s32)(t->edge - t->next) - (s32)t->reserved > 0) {
+		    (s32)(t->edge - t->next) - (s32)t->reserved > 0 &&
+		    t->inflight + t->reserved < t->cwnd) {
 			cb->credited = 1;
 			t->reserved++;
 			sc->missing--;
@@ -331,6 +370,8 @@ static void op_rdm_recall(struct op_net *on, u64 ts)
 				continue;
 			if (cb->state == OP_RDM_ACKED)
 				on->rdm_unacked++;
+			else
+				t->inflight--;
 			cb->state = OP_RDM_RECALLING;
 			cb->retries = 0;
 			cb->deadline = op_rdm_deadline(on, t, cb, now);
@@ -351,6 +392,8 @@ static void op_rdm_failed(struct op_net *on, struct sk_buff *msg, int code,
 
 	if (cb->state != OP_RDM_ACKED)
 		on->rdm_unacked--;
+	if (cb->state == OP_RDM_SENT)
+		cb->peer->rtx.inflight--;
 	cb->state = code;
 	__skb_queue_tail(fail, msg);
 	if (!recalling)
@@ -409,6 +452,7 @@ static unsigned int op_rdm_mark_acked(struct op_net *on, struct op_rdm_tx *t,
 			op_rdm_rtt_sample(t, now_us - cb->sent_us);
 		cb->state = OP_RDM_ACKED;
 		on->rdm_unacked--;
+		t->inflight--;
 		n++;
 	}
 	if (n)
@@ -458,10 +502,12 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 	spin_lock_bh(&on->tx_lock);
 	if ((s32)(edge - t->edge) > 0)
 		t->edge = edge;
-	if (h->code == OP_ACK_RECEIVED)
+	if (h->code == OP_ACK_RECEIVED) {
 		n = op_rdm_mark_acked(on, t, h->seq, h->aux);
-	else if (h->code == OP_ACK_RECALLED)
+		op_rdm_cc(on, t, n, h->flags & OP_F_ECE, h->aux);
+	} else if (h->code == OP_ACK_RECALLED) {
 		op_rdm_mark_recalled(on, t, h->seq, h->aux, &fail);
+	}
 	op_rdm_settle(on, &done);
 	op_rdm_pump(on);
 	spin_unlock_bh(&on->tx_lock);
@@ -534,6 +580,7 @@ static void op_rdm_unreachable_locked(struct op_net *on, struct op_peer *p,
 	}
 	op_rdm_una_reset(t);
 	t->edge = t->next + op_rdm_window(on);
+	t->cwnd = op_rdm_window(on);
 	t->srtt_us = 0;
 	t->rttvar_us = 0;
 }
@@ -680,6 +727,7 @@ void op_rdm_fail_all(struct op_net *on, int code)
 	list_for_each_entry_safe(t, tmp, &on->rdm_active, active) {
 		skb_queue_splice_tail_init(&t->out, &fail);
 		t->una = NULL;
+		t->inflight = 0;
 		list_del_init(&t->active);
 	}
 	on->rdm_unacked = 0;

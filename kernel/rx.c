@@ -351,10 +351,11 @@ static void op_rx_data(struct op_net *on, struct sk_buff *skb,
  * op_rcv() - a packet arrived on this host's uplink
  * @on: this host
  * @skb: the packet, data at the 1Pipe header; consumed
+ * @ce: the network marked it Congestion Experienced (ECN)
  *
  * Context: softirq (the transport's receive path), RCU read lock held.
  */
-void op_rcv(struct op_net *on, struct sk_buff *skb)
+void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
 {
 	struct sk_buff_head ctl;
 	struct op_hdr h;
@@ -386,6 +387,10 @@ void op_rcv(struct op_net *on, struct sk_buff *skb)
 	}
 	switch (h.type) {
 	case OP_PKT_DATA:
+		if (ce)
+			op_count(on, ONEPIPE_C_ECN_MARKS);
+		if (ce && mine && (h.flags & OP_F_RELIABLE))
+			op_rdm_rx_ce(on, h.src_host);
 		__skb_pull(skb, OP_HDR_LEN);
 		op_rx_data(on, skb, &h, &ctl);
 		skb = NULL;

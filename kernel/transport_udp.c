@@ -8,6 +8,7 @@
  */
 #include <linux/slab.h>
 #include <net/dst_cache.h>
+#include <net/inet_ecn.h>
 #include <net/ip.h>
 #include <net/route.h>
 #include <net/udp.h>
@@ -54,7 +55,7 @@ static int op_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		goto drop;
 	}
 	__skb_pull(skb, sizeof(struct udphdr));
-	op_rcv(u->on, skb);
+	op_rcv(u->on, skb, INET_ECN_is_ce(ip_hdr(skb)->tos));
 	return 0;
 drop:
 	kfree_skb(skb);
@@ -92,7 +93,9 @@ static int op_udp_xmit(struct op_net *on, struct sk_buff *skb)
 		kfree_skb(skb);
 		return PTR_ERR(rt);
 	}
-	udp_tunnel_xmit_skb(rt, u->sock->sk, skb, saddr, u->uaddr, 0,
+	/* ECN-capable, so that a congested hop marks instead of dropping. */
+	udp_tunnel_xmit_skb(rt, u->sock->sk, skb, saddr, u->uaddr,
+			    INET_ECN_ECT_0,
 			    ip4_dst_hoplimit(&rt->dst), 0, u->lport, u->uport,
 			    false, false);
 	return 0;

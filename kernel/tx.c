@@ -34,8 +34,12 @@ struct sk_buff *op_pkt_alloc(struct op_net *on, unsigned int payload,
  */
 void op_xmit(struct op_net *on, struct sk_buff *skb)
 {
+	u64 c;
+
 	lockdep_assert_held(&on->tx_lock);
-	on->tx_commit = op_ts_max(on->tx_commit, op_rdm_commit(on));
+	c = op_rdm_commit(on);
+	on->tx_commit = on->tx_commit_valid ? op_ts_max(on->tx_commit, c) : c;
+	on->tx_commit_valid = true;
 	op_hdr_set_commit(skb->data, on->tx_commit);
 	if (on->tops->xmit(on, skb))
 		op_count(on, ONEPIPE_C_TX_ERRORS);
