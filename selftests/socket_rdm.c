@@ -36,6 +36,8 @@
 #define RDM_WINDOW_DEFAULT	256
 /* Most messages the flow-control tests send before they must stall. */
 #define STALL_MAX		5000
+/* A sender not writable for this long is stalled for good. */
+#define STALL_MS		500
 
 static int set_window(int w)
 {
@@ -208,18 +210,27 @@ static void expect_sequence(struct __test_metadata *_metadata, int fd,
 }
 
 /*
- * Send "<i>" messages from @fd (non-blocking) until the socket refuses
- * one with EAGAIN.  Returns how many were accepted.
+ * Send "<i>" messages from @fd (non-blocking) until it stalls: EAGAIN,
+ * and no POLLOUT within STALL_MS.  (EAGAIN alone may be the congestion
+ * window, which the next ACK opens, or a window granted before the test
+ * lowered rdm_window, which a receiver never takes back.)  Returns how
+ * many were accepted.
  */
-static int send_until_eagain(int fd, const struct sockaddr_onepipe *to)
+static int send_until_stalled(int fd, const struct sockaddr_onepipe *to)
 {
 	char buf[32];
-	int i, len;
+	int i = 0, len;
 
-	for (i = 0; i < STALL_MAX; i++) {
+	while (i < STALL_MAX) {
 		len = snprintf(buf, sizeof(buf), "%d", i);
-		if (op_sendto(fd, buf, len, MSG_DONTWAIT, to) != len)
-			return errno == EAGAIN ? i : -1;
+		if (op_sendto(fd, buf, len, MSG_DONTWAIT, to) == len) {
+			i++;
+			continue;
+		}
+		if (errno != EAGAIN)
+			return -1;
+		if (!(wait_events(fd, POLLOUT, STALL_MS) & POLLOUT))
+			return i;
 	}
 	return -1;
 }
@@ -240,8 +251,8 @@ TEST_F(rdm, stalled_receiver_blocks_sender)
 	ASSERT_EQ(0, set_int_opt(self->b, SOL_SOCKET, SO_RCVBUF, 1));
 	ASSERT_EQ(0, set_int_opt(self->a, SOL_SOCKET, SO_SNDBUF, 4 << 20));
 
-	sent = send_until_eagain(self->a, &self->ba);
-	ASSERT_LT(0, sent) TH_LOG("no EAGAIN within %d messages", STALL_MAX);
+	sent = send_until_stalled(self->a, &self->ba);
+	ASSERT_LT(0, sent) TH_LOG("no stall within %d messages", STALL_MAX);
 	ASSERT_EQ(-1, get_u64(self->a, ONEPIPE_LAST_TS, &last));
 	ASSERT_EQ(EINPROGRESS, errno) TH_LOG("EAGAIN without a scattering "
 					     "waiting for window");
@@ -262,7 +273,7 @@ TEST_F(rdm, blocking_sender_waits)
 	ASSERT_EQ(0, set_window(4));
 	ASSERT_EQ(0, set_int_opt(self->b, SOL_SOCKET, SO_RCVBUF, 1));
 	ASSERT_EQ(0, set_int_opt(self->a, SOL_SOCKET, SO_SNDBUF, 4 << 20));
-	n = send_until_eagain(self->a, &self->ba);
+	n = send_until_stalled(self->a, &self->ba);
 	ASSERT_LT(0, n);
 
 	pid = fork();
@@ -274,13 +285,15 @@ TEST_F(rdm, blocking_sender_waits)
 			int len = snprintf(buf, sizeof(buf), "%d", i);
 
 			if (op_sendto(self->a, buf, len, 0, &self->ba) != len)
-				_exit(1);
+				_exit(100 + (i - n));
 		}
 		_exit(0);
 	}
 	/* The child is stuck: b is not reading. */
 	usleep(200 * 1000);
-	ASSERT_EQ(0, waitpid(pid, &status, WNOHANG));
+	ASSERT_EQ(0, waitpid(pid, &status, WNOHANG))
+		TH_LOG("the blocked sender exited with %d",
+		       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	expect_sequence(_metadata, self->b, n + 50);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -295,7 +308,7 @@ TEST_F(rdm, close_while_waiting)
 	ASSERT_EQ(0, set_window(4));
 	ASSERT_EQ(0, set_int_opt(self->b, SOL_SOCKET, SO_RCVBUF, 1));
 	ASSERT_EQ(0, set_int_opt(self->a, SOL_SOCKET, SO_SNDBUF, 4 << 20));
-	sent = send_until_eagain(self->a, &self->ba);
+	sent = send_until_stalled(self->a, &self->ba);
 	ASSERT_LT(0, sent);
 	close(self->a);
 	self->a = -1;
