@@ -484,6 +484,8 @@ void op_rdm_sock_purge(struct op_net *on, struct op_sock *os);
 
 /* rx.c */
 void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce);
+void op_rx_observe(struct op_net *on, u64 ts);
+struct sk_buff *op_rx_take(struct op_net *on, struct op_pq *q, u64 b);
 void op_rx_msg(struct op_net *on, struct sk_buff *skb,
 	       const struct op_hdr *h, struct sk_buff_head *ctl);
 void op_rx_frag(struct op_net *on, struct sk_buff *skb,

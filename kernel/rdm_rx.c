@@ -74,10 +74,11 @@ static void op_rdm_ctl(struct op_net *on, struct sk_buff_head *ctl,
 	if (type == OP_PKT_ACK) {
 		p->rrx.adv = op_rdm_edge(on, &p->rrx);
 		h.ts = p->rrx.adv;
-		/* Echo congestion to the sender, DCTCP style. */
-		if (p->rrx.ce)
+		/* Echo congestion on the next ACK of data, DCTCP style. */
+		if (p->rrx.ce && code == OP_ACK_RECEIVED) {
 			h.flags |= OP_F_ECE;
-		p->rrx.ce = false;
+			p->rrx.ce = false;
+		}
 	}
 	op_ctl_push(on, ctl, &h);
 }
@@ -141,10 +142,7 @@ static void op_rdm_deliver_one(struct op_net *on, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
-	/* Published before the message is: senders stamp above it. */
-	WRITE_ONCE(on->rx_max_ts, on->rx_seen ?
-		   op_ts_max(on->rx_max_ts, rcb->node.ts) : rcb->node.ts);
-	WRITE_ONCE(on->rx_seen, true);
+	op_rx_observe(on, rcb->node.ts);
 	op_count(on, ONEPIPE_C_RX_MSGS);
 	op_count(on, ONEPIPE_C_RX_RDM_MSGS);
 	op_count_add(on, ONEPIPE_C_COMMIT_LAG_NS,
@@ -186,18 +184,15 @@ void op_rdm_deliver(struct op_net *on, struct sk_buff_head *ctl)
 {
 	u64 c = on->cagg.out;
 	struct op_recall *rc, *tmp;
-	struct op_pq_node *n;
+	struct sk_buff *skb;
 
 	lockdep_assert_held(&on->rx_lock);
 	if (!on->cagg.valid)
 		return;
 	rcu_read_lock();
-	while ((n = op_pq_peek(&on->rdm_pq)) && op_ts_before(n->ts, c)) {
-		struct sk_buff *skb = op_rx_node_skb(op_pq_pop(&on->rdm_pq));
-
-		on->pq_bytes -= skb->truesize;
+	while ((skb = op_rx_take(on, &on->rdm_pq, c))) {
 		if (unlikely(!list_empty(&on->recalls)) &&
-		    op_rdm_recalled(on, n)) {
+		    op_rdm_recalled(on, &OP_RX_CB(skb)->node)) {
 			op_rdm_release_skb(on, skb, ctl);
 			kfree_skb(skb);
 			continue;

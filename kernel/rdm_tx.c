@@ -581,6 +581,7 @@ static void op_rdm_unreachable_locked(struct op_net *on, struct op_peer *p,
 	op_rdm_una_reset(t);
 	t->edge = t->next + op_rdm_window(on);
 	t->cwnd = op_rdm_window(on);
+	t->alpha = 1024;
 	t->srtt_us = 0;
 	t->rttvar_us = 0;
 }

@@ -87,6 +87,41 @@ static void op_ack(struct op_net *on, u32 host, u32 seq,
 	list_add_tail(&p->ack_node, &on->ack_pending);
 }
 
+/**
+ * op_rx_observe() - this host is delivering a message stamped @ts
+ * @on: this host; rx_lock held
+ * @ts: the stamp
+ *
+ * Published before the message is: whatever the host sends after a
+ * process saw the message is stamped above it (causality).
+ */
+void op_rx_observe(struct op_net *on, u64 ts)
+{
+	WRITE_ONCE(on->rx_max_ts, on->rx_seen ?
+		   op_ts_max(on->rx_max_ts, ts) : ts);
+	WRITE_ONCE(on->rx_seen, true);
+}
+
+/**
+ * op_rx_take() - the next message of a reorder queue below a barrier
+ * @on: this host; rx_lock held
+ * @q: the queue
+ * @b: the barrier
+ *
+ * Return: the message, out of the queue and its bytes, or NULL.
+ */
+struct sk_buff *op_rx_take(struct op_net *on, struct op_pq *q, u64 b)
+{
+	struct op_pq_node *n = op_pq_peek(q);
+	struct sk_buff *skb;
+
+	if (!n || !op_ts_before(n->ts, b))
+		return NULL;
+	skb = op_rx_node_skb(op_pq_pop(q));
+	on->pq_bytes -= skb->truesize;
+	return skb;
+}
+
 /* Hand one message to the socket bound to its port. */
 static void op_deliver_one(struct op_net *on, struct sk_buff *skb,
 			   struct sk_buff_head *ctl)
@@ -102,10 +137,7 @@ static void op_deliver_one(struct op_net *on, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
-	/* Published before the message is: senders stamp above it. */
-	WRITE_ONCE(on->rx_max_ts, on->rx_seen ?
-		   op_ts_max(on->rx_max_ts, rcb->node.ts) : rcb->node.ts);
-	WRITE_ONCE(on->rx_seen, true);
+	op_rx_observe(on, rcb->node.ts);
 	if (sock_queue_rcv_skb(sk, skb) < 0) {
 		op_count(on, ONEPIPE_C_RX_NOBUFS);
 		op_nak(on, ctl, host, seq, OP_NAK_NOBUFS);
@@ -120,18 +152,14 @@ static void op_deliver_one(struct op_net *on, struct sk_buff *skb,
 static void op_deliver(struct op_net *on, struct sk_buff_head *ctl)
 {
 	u64 b = on->agg.out;
-	struct op_pq_node *n;
+	struct sk_buff *skb;
 
 	lockdep_assert_held(&on->rx_lock);
 	if (!on->agg.valid)
 		return;
 	rcu_read_lock();
-	while ((n = op_pq_peek(&on->pq)) && op_ts_before(n->ts, b)) {
-		struct sk_buff *skb = op_rx_node_skb(op_pq_pop(&on->pq));
-
-		on->pq_bytes -= skb->truesize;
+	while ((skb = op_rx_take(on, &on->pq, b)))
 		op_deliver_one(on, skb, ctl);
-	}
 	rcu_read_unlock();
 	on->delivered = b;
 }
@@ -387,10 +415,11 @@ void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
 	}
 	switch (h.type) {
 	case OP_PKT_DATA:
-		if (ce)
+		if (ce && mine) {
 			op_count(on, ONEPIPE_C_ECN_MARKS);
-		if (ce && mine && (h.flags & OP_F_RELIABLE))
-			op_rdm_rx_ce(on, h.src_host);
+			if (h.flags & OP_F_RELIABLE)
+				op_rdm_rx_ce(on, h.src_host);
+		}
 		__skb_pull(skb, OP_HDR_LEN);
 		op_rx_data(on, skb, &h, &ctl);
 		skb = NULL;
