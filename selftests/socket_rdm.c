@@ -236,6 +236,24 @@ static int send_until_stalled(int fd, const struct sockaddr_onepipe *to)
 }
 
 /*
+ * Make b a receiver that does not read (with a tiny receive buffer and a
+ * window of 4) and send to it from a (with a send buffer that is not the
+ * limit) until a stalls.  Returns the messages a accepted.
+ */
+static int stall(struct __test_metadata *_metadata,
+		 FIXTURE_DATA(rdm) *self)
+{
+	int sent;
+
+	EXPECT_EQ(0, set_window(4));
+	EXPECT_EQ(0, set_int_opt(self->b, SOL_SOCKET, SO_RCVBUF, 1));
+	EXPECT_EQ(0, set_int_opt(self->a, SOL_SOCKET, SO_SNDBUF, 4 << 20));
+	sent = send_until_stalled(self->a, &self->ba);
+	EXPECT_LT(0, sent) TH_LOG("no stall within %d messages", STALL_MAX);
+	return sent;
+}
+
+/*
  * A receiver that stops reading: its receive buffer, then the sender's
  * window, fill up; the sender's next scattering waits for window (not
  * writable, ONEPIPE_LAST_TS says EINPROGRESS) and the one after it gets
@@ -247,12 +265,8 @@ TEST_F(rdm, stalled_receiver_blocks_sender)
 	int sent;
 
 	NEED_HOST();
-	ASSERT_EQ(0, set_window(4));
-	ASSERT_EQ(0, set_int_opt(self->b, SOL_SOCKET, SO_RCVBUF, 1));
-	ASSERT_EQ(0, set_int_opt(self->a, SOL_SOCKET, SO_SNDBUF, 4 << 20));
-
-	sent = send_until_stalled(self->a, &self->ba);
-	ASSERT_LT(0, sent) TH_LOG("no stall within %d messages", STALL_MAX);
+	sent = stall(_metadata, self);
+	ASSERT_LT(0, sent);
 	ASSERT_EQ(-1, get_u64(self->a, ONEPIPE_LAST_TS, &last));
 	ASSERT_EQ(EINPROGRESS, errno) TH_LOG("EAGAIN without a scattering "
 					     "waiting for window");
@@ -270,10 +284,7 @@ TEST_F(rdm, blocking_sender_waits)
 	pid_t pid;
 
 	NEED_HOST();
-	ASSERT_EQ(0, set_window(4));
-	ASSERT_EQ(0, set_int_opt(self->b, SOL_SOCKET, SO_RCVBUF, 1));
-	ASSERT_EQ(0, set_int_opt(self->a, SOL_SOCKET, SO_SNDBUF, 4 << 20));
-	n = send_until_stalled(self->a, &self->ba);
+	n = stall(_metadata, self);
 	ASSERT_LT(0, n);
 
 	pid = fork();
@@ -305,10 +316,7 @@ TEST_F(rdm, close_while_waiting)
 	int sent;
 
 	NEED_HOST();
-	ASSERT_EQ(0, set_window(4));
-	ASSERT_EQ(0, set_int_opt(self->b, SOL_SOCKET, SO_RCVBUF, 1));
-	ASSERT_EQ(0, set_int_opt(self->a, SOL_SOCKET, SO_SNDBUF, 4 << 20));
-	sent = send_until_stalled(self->a, &self->ba);
+	sent = stall(_metadata, self);
 	ASSERT_LT(0, sent);
 	close(self->a);
 	self->a = -1;
