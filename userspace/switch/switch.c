@@ -9,6 +9,13 @@
  * go and rewrites their barrier and commit barrier.  A CLOCK_REALTIME
  * timer fires at absolute multiples of the beacon interval, like the
  * hosts' beacon timers, so the whole fabric beacons at the same instants.
+ *
+ * ECN: the hosts send ECT(0) so that a congested hop marks rather than
+ * drops, and their receivers echo the marks to the senders' congestion
+ * control.  The switch re-sends every packet from its own socket, so it
+ * carries the mark across: the socket's TOS is ECT(0), and a packet that
+ * arrived Congestion Experienced (IP_RECVTOS) leaves with an IP_TOS cmsg
+ * saying CE.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -16,6 +23,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +44,12 @@
 #define SWD_TXMAX	(SWD_BATCH + SW_MAX_PORTS)
 #define SWD_STATS_NS	100000000ULL	/* stats file refresh, 100 ms */
 #define SWD_SOCKBUF	(4 << 20)
+
+/* Room for one IP_TOS cmsg, aligned for struct cmsghdr. */
+union swd_tosctl {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
 
 enum { EV_SOCK, EV_TICK, EV_STATS, EV_SIG };
 
@@ -59,8 +73,13 @@ struct swd {
 	struct iovec txiov[SWD_TXMAX];
 	unsigned int txport[SWD_TXMAX];
 	bool txbeacon[SWD_TXMAX];
+	bool txce[SWD_TXMAX];
 	unsigned int ntx;
 	u8 beacon_buf[SW_MAX_PORTS][OP_HDR_LEN];
+	union swd_tosctl ce_ctl;	/* IP_TOS = CE, built once */
+	/* ECN counters per port, kept here: switch_logic knows no IP */
+	u64 rx_ce[SW_MAX_PORTS];	/* datagrams received marked CE */
+	u64 ce_fwd[SW_MAX_PORTS];	/* sent on with their CE mark */
 };
 
 static struct swd swd;
@@ -273,7 +292,13 @@ fail:
 
 /* ---- transmit ---------------------------------------------------------- */
 
-static void tx_queue(unsigned int port, void *buf, size_t len, bool beacon)
+/*
+ * Queue a packet for @port.  Everything leaves ECT(0), the socket's TOS;
+ * @ce (it arrived Congestion Experienced) overrides that with CE, so the
+ * mark reaches the receiver.
+ */
+static void tx_queue(unsigned int port, void *buf, size_t len, bool beacon,
+		     bool ce)
 {
 	unsigned int i = swd.ntx++;
 	struct msghdr *mh = &swd.txm[i].msg_hdr;
@@ -285,8 +310,13 @@ static void tx_queue(unsigned int port, void *buf, size_t len, bool beacon)
 	mh->msg_namelen = sizeof(swd.peer[port]);
 	mh->msg_iov = &swd.txiov[i];
 	mh->msg_iovlen = 1;
+	if (ce) {
+		mh->msg_control = swd.ce_ctl.buf;
+		mh->msg_controllen = sizeof(swd.ce_ctl.buf);
+	}
 	swd.txport[i] = port;
 	swd.txbeacon[i] = beacon;
+	swd.txce[i] = ce;
 }
 
 /*
@@ -309,9 +339,12 @@ static void tx_flush(void)
 			i++;
 			continue;
 		}
-		for (k = i; k < i + (unsigned int)n; k++)
+		for (k = i; k < i + (unsigned int)n; k++) {
 			sw_tx_result(&swd.sw, swd.txport[k], swd.txbeacon[k],
 				     true);
+			if (swd.txce[k])
+				swd.ce_fwd[swd.txport[k]]++;
+		}
 		i += (unsigned int)n;
 	}
 	swd.ntx = 0;
@@ -331,23 +364,40 @@ static int find_peer(const struct sockaddr_in *sa, socklen_t len)
 	return -1;
 }
 
+/* Did the datagram arrive Congestion Experienced (its IP_TOS cmsg)? */
+static bool rx_ce(struct msghdr *mh)
+{
+	struct cmsghdr *cm;
+
+	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm))
+		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
+		    cm->cmsg_len >= CMSG_LEN(1))
+			return (*CMSG_DATA(cm) & IPTOS_ECN_MASK) ==
+			       IPTOS_ECN_CE;
+	return false;
+}
+
 static void rx_one(struct mmsghdr *m, const struct sockaddr_in *src, u8 *buf,
 		   u64 now)
 {
 	int in = find_peer(src, m->msg_hdr.msg_namelen);
 	unsigned int out;
 	size_t len = m->msg_len;
+	bool ce;
 
 	if (in < 0) {
 		swd.sw.rx_unknown_src++;
 		return;
 	}
+	ce = rx_ce(&m->msg_hdr);
+	if (ce)
+		swd.rx_ce[in]++;
 	/* A truncated datagram is malformed: let the parser refuse it. */
 	if (m->msg_hdr.msg_flags & MSG_TRUNC)
 		len = 0;
 	if (sw_rx(&swd.sw, (unsigned int)in, buf, len, now, &out) ==
 	    SW_FORWARD)
-		tx_queue(out, buf, m->msg_len, false);
+		tx_queue(out, buf, m->msg_len, false, ce);
 }
 
 static void on_sock(void)
@@ -355,6 +405,7 @@ static void on_sock(void)
 	static struct mmsghdr m[SWD_BATCH];
 	static struct iovec iov[SWD_BATCH];
 	static struct sockaddr_in src[SWD_BATCH];
+	static union swd_tosctl ctl[SWD_BATCH];
 	int round, n, i;
 
 	for (round = 0; round < SWD_RX_ROUNDS; round++) {
@@ -366,6 +417,8 @@ static void on_sock(void)
 			m[i].msg_hdr.msg_namelen = sizeof(src[i]);
 			m[i].msg_hdr.msg_iov = &iov[i];
 			m[i].msg_hdr.msg_iovlen = 1;
+			m[i].msg_hdr.msg_control = ctl[i].buf;
+			m[i].msg_hdr.msg_controllen = sizeof(ctl[i].buf);
 		}
 		n = recvmmsg(swd.sock, m, SWD_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0) {
@@ -423,7 +476,7 @@ static void on_tick(void)
 		u8 *buf = swd.beacon_buf[b[i].port];
 
 		sw_beacon_build(buf, &b[i]);
-		tx_queue(b[i].port, buf, OP_HDR_LEN, true);
+		tx_queue(b[i].port, buf, OP_HDR_LEN, true, false);
 	}
 	tx_flush();
 }
@@ -486,11 +539,14 @@ static void put_port(FILE *f, unsigned int i, u64 now)
 	valid = sw_out_commit(&swd.sw, i, &v);
 	put_opt(f, "out_commit", valid, v);
 	fprintf(f, "\"rx_pkts\":%llu,\"tx_pkts\":%llu,\"tx_beacons\":%llu,"
-		"\"rx_beacons\":%llu,\"drops\":%llu,\"timeouts\":%llu}",
+		"\"rx_beacons\":%llu,\"drops\":%llu,\"timeouts\":%llu,"
+		"\"rx_ce\":%llu,\"ce_fwd\":%llu}",
 		(unsigned long long)p->rx_pkts, (unsigned long long)p->tx_pkts,
 		(unsigned long long)p->tx_beacons,
 		(unsigned long long)p->rx_beacons,
-		(unsigned long long)p->drops, (unsigned long long)p->timeouts);
+		(unsigned long long)p->drops, (unsigned long long)p->timeouts,
+		(unsigned long long)swd.rx_ce[i],
+		(unsigned long long)swd.ce_fwd[i]);
 }
 
 /* One port per line, so shell scripts can grep the file. */
@@ -566,6 +622,32 @@ static void on_signal(void)
 
 /* ---- setup ------------------------------------------------------------- */
 
+/*
+ * ECN-transparent: every packet leaves ECT(0) (the socket's TOS) unless
+ * it is sent with the CE cmsg built here; IP_RECVTOS tells which came in
+ * marked.  Not best effort: without it congestion marks would be lost, or
+ * turned into drops at the next congested hop.
+ */
+static int setup_ecn(void)
+{
+	int ect0 = IPTOS_ECN_ECT0, one = 1;
+	struct msghdr mh = {
+		.msg_control = swd.ce_ctl.buf,
+		.msg_controllen = sizeof(swd.ce_ctl.buf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	int ce = IPTOS_ECN_CE;
+
+	cm->cmsg_level = IPPROTO_IP;
+	cm->cmsg_type = IP_TOS;
+	cm->cmsg_len = CMSG_LEN(sizeof(ce));
+	memcpy(CMSG_DATA(cm), &ce, sizeof(ce));
+	if (setsockopt(swd.sock, IPPROTO_IP, IP_TOS, &ect0, sizeof(ect0)))
+		return -1;
+	return setsockopt(swd.sock, IPPROTO_IP, IP_RECVTOS, &one,
+			  sizeof(one));
+}
+
 static int open_socket(void)
 {
 	socklen_t len = sizeof(swd.local);
@@ -573,7 +655,7 @@ static int open_socket(void)
 
 	swd.sock = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			  0);
-	if (swd.sock < 0)
+	if (swd.sock < 0 || setup_ecn())
 		return -1;
 	setsockopt(swd.sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	/*

@@ -5,7 +5,9 @@
  * test, then send crafted packets and check forwarding, the barrier and
  * commit-barrier rewrite (the commit barrier aggregated over several
  * inputs), the up-down rule, beacons (content, timing, idle rule), link
- * expiry, the stats file and a clean exit on SIGTERM.  TAP output.
+ * expiry, ECN transparency (what arrives CE leaves CE, everything else
+ * ECT(0), beacons too), the stats file and a clean exit on SIGTERM.  TAP
+ * output.
  *
  * usage: loopback PATH-TO-onepipe-switch
  */
@@ -13,6 +15,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -101,6 +104,7 @@ static int udp_socket(u16 *port)
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) ||
+	    setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) ||
 	    getsockname(fd, (struct sockaddr *)&sa, &len))
 		bail("socket");
 	*port = ntohs(sa.sin_port);
@@ -241,6 +245,29 @@ static void send_raw(int fd, const void *buf, size_t len)
 		bail("sendto");
 }
 
+/* send_raw() with the IP header's TOS byte set to @tos (IP_TOS cmsg). */
+static void send_tos(int fd, const void *buf, size_t len, int tos)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = {
+		.msg_name = &sw_addr, .msg_namelen = sizeof(sw_addr),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	cm->cmsg_level = IPPROTO_IP;
+	cm->cmsg_type = IP_TOS;
+	cm->cmsg_len = CMSG_LEN(sizeof(tos));
+	memcpy(CMSG_DATA(cm), &tos, sizeof(tos));
+	if (sendmsg(fd, &mh, 0) != (ssize_t)len)
+		bail("sendmsg IP_TOS");
+}
+
 /* A packet; @commit NOC sets OP_F_NOCOMMIT. */
 static size_t make_pkt(u8 *buf, u8 type, u32 src, u32 dst, u64 barrier,
 		       bool nobarrier, u64 commit, const char *payload)
@@ -305,6 +332,46 @@ static ssize_t recv_data(int fd, u8 *buf, size_t size, int ms)
 	}
 }
 
+/* The TOS byte of a received datagram (IP_RECVTOS), or -1 if absent. */
+static int cmsg_tos(struct msghdr *mh)
+{
+	struct cmsghdr *cm;
+
+	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm))
+		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS)
+			return *CMSG_DATA(cm);
+	return -1;
+}
+
+/* recv_data() that also returns the datagram's TOS byte in *@tos. */
+static ssize_t recv_data_tos(int fd, u8 *buf, size_t size, int ms, int *tos)
+{
+	u64 end = now_ns(CLOCK_MONOTONIC) + (u64)ms * 1000000;
+	char ctl[256];
+
+	for (;;) {
+		u64 now = now_ns(CLOCK_MONOTONIC);
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct iovec iov = { .iov_base = buf, .iov_len = size };
+		struct msghdr mh = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = ctl, .msg_controllen = sizeof(ctl),
+		};
+		ssize_t n;
+
+		if (now >= end ||
+		    poll(&p, 1, (int)((end - now) / 1000000) + 1) <= 0)
+			return -1;
+		n = recvmsg(fd, &mh, MSG_DONTWAIT);
+		if (n >= 2 && buf[1] == OP_PKT_BEACON)
+			continue;
+		if (n >= 0) {
+			*tos = cmsg_tos(&mh);
+			return n;
+		}
+	}
+}
+
 static void drain(int fd)
 {
 	u8 buf[2048];
@@ -320,12 +387,18 @@ struct beacons {
 	u64 last_barrier;
 	u64 last_commit;		/* NOC: OP_F_NOCOMMIT */
 	unsigned int on_time;		/* arrived < 5 ms after a tick */
+	unsigned int not_ect0;		/* beacons whose ECN field is not ECT(0) */
 };
 
-/* recv() that also returns the kernel's CLOCK_REALTIME arrival time. */
-static ssize_t recv_stamped(int fd, u8 *buf, size_t size, u64 *when)
+/*
+ * recv() that also returns the kernel's CLOCK_REALTIME arrival time and
+ * the datagram's TOS byte (-1 if absent).
+ */
+static ssize_t recv_stamped(int fd, u8 *buf, size_t size, u64 *when,
+			    int *tos)
 {
-	char ctl[CMSG_SPACE(sizeof(struct timespec))];
+	char ctl[CMSG_SPACE(sizeof(struct timespec)) +
+		 CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { .iov_base = buf, .iov_len = size };
 	struct msghdr mh = {
 		.msg_iov = &iov, .msg_iovlen = 1,
@@ -335,6 +408,7 @@ static ssize_t recv_stamped(int fd, u8 *buf, size_t size, u64 *when)
 	ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
 
 	*when = now_ns(CLOCK_REALTIME);
+	*tos = n >= 0 ? cmsg_tos(&mh) : -1;
 	for (cm = CMSG_FIRSTHDR(&mh); n >= 0 && cm;
 	     cm = CMSG_NXTHDR(&mh, cm)) {
 		struct timespec ts;
@@ -371,10 +445,12 @@ static void collect(struct beacons *b, int ms)
 			struct op_hdr h;
 			u64 phase;
 			ssize_t n;
+			int tos;
 
 			if (!(p[i].revents & POLLIN))
 				continue;
-			n = recv_stamped(peer[i], buf, sizeof(buf), &phase);
+			n = recv_stamped(peer[i], buf, sizeof(buf), &phase,
+					 &tos);
 			if (n < 0)
 				continue;
 			phase %= iv;
@@ -394,6 +470,8 @@ static void collect(struct beacons *b, int ms)
 				continue;
 			}
 			b[i].n++;
+			if (tos < 0 || (tos & IPTOS_ECN_MASK) != IPTOS_ECN_ECT0)
+				b[i].not_ect0++;
 			b[i].last_barrier = h.barrier;
 			b[i].last_commit = h.flags & OP_F_NOCOMMIT ? NOC :
 				h.commit;
@@ -462,18 +540,21 @@ static void expect_fwd(int from, u32 src, u32 dst, u64 barrier, bool nob,
 			      commit, "hello, 1pipe");
 	long long gc;
 	ssize_t n;
+	int tos = -1;
 
 	send_raw(peer[from], sent, len);
-	n = recv_data(peer[to], got, sizeof(got), 1000);
+	n = recv_data_tos(peer[to], got, sizeof(got), 1000, &tos);
 	gc = n < OP_HDR_LEN ? -2 : got[2] & OP_F_NOCOMMIT ? -1 :
 		(long long)op_hdr_get_commit(got);
+	/* Sent not-ECT (the test sockets' default), forwarded ECT(0). */
 	ok(n == (ssize_t)len && same_but_barriers(sent, got, len) &&
-	   barriers_are(got, want, wantc),
-	   "%s: %s -> %s, barrier %llu commit %lld (got len %zd barrier %llu commit %lld flags %u)",
+	   barriers_are(got, want, wantc) &&
+	   tos >= 0 && (tos & IPTOS_ECN_MASK) == IPTOS_ECN_ECT0,
+	   "%s: %s -> %s, barrier %llu commit %lld (got len %zd barrier %llu commit %lld flags %u tos %d)",
 	   what, pname[from], pname[to], (unsigned long long)want,
 	   wantc == NOC ? -1LL : (long long)wantc, n,
 	   n > 0 ? (unsigned long long)op_hdr_get_barrier(got) : 0ULL, gc,
-	   n > 2 ? got[2] : 0);
+	   n > 2 ? got[2] : 0, tos);
 }
 
 static void test_forwarding(void)
@@ -529,6 +610,73 @@ static void test_commit(void)
 		   "commit up: min(a 800, b 900)");
 }
 
+static const char *ecn_name(int tos)
+{
+	static const char *const names[] = { "not-ECT", "ECT(1)", "ECT(0)",
+					     "CE" };
+
+	return tos < 0 ? "none" : names[tos & IPTOS_ECN_MASK];
+}
+
+/*
+ * ECN transparency: a datagram that arrives CE leaves CE, any other
+ * leaves ECT(0); the packet itself is rewritten as always.  Packets
+ * without barriers (NOBARRIER, NOCOMMIT) leave the registers as they
+ * are.  The stats count the marks received and forwarded per port.
+ */
+static void test_ecn(void)
+{
+	static const struct {
+		int from, to;
+		u32 src, dst;
+		int tos, want;
+	} c[] = {
+		{ PA, PB, 1, 2, IPTOS_ECN_CE, IPTOS_ECN_CE },
+		{ PA, PB, 1, 2, IPTOS_ECN_ECT0, IPTOS_ECN_ECT0 },
+		{ PA, PB, 1, 2, IPTOS_ECN_ECT1, IPTOS_ECN_ECT0 },
+		{ PU, PB, 99, 2, IPTOS_ECN_NOT_ECT, IPTOS_ECN_ECT0 },
+		/* DSCP bits do not hide the mark */
+		{ PB, PU, 2, 99, 0xb8 | IPTOS_ECN_CE, IPTOS_ECN_CE },
+	};
+	u8 sent[256], got[2048];
+	const char *s;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		size_t len = make_pkt(sent, OP_PKT_DATA, c[i].src, c[i].dst,
+				      0, true, NOC, "congested?");
+		ssize_t n;
+		int tos = -1;
+
+		send_tos(peer[c[i].from], sent, len, c[i].tos);
+		n = recv_data_tos(peer[c[i].to], got, sizeof(got), 1000, &tos);
+		ok(n == (ssize_t)len && same_but_barriers(sent, got, len) &&
+		   tos >= 0 && (tos & IPTOS_ECN_MASK) == c[i].want,
+		   "ecn: %s -> %s sent tos 0x%02x (%s), forwarded %s (got len %zd, tos %d)",
+		   pname[c[i].from], pname[c[i].to], (unsigned int)c[i].tos,
+		   ecn_name(c[i].tos), ecn_name(c[i].want), n, tos);
+	}
+	/* A marked beacon is consumed, but its mark is counted. */
+	send_tos(peer[PU], sent,
+		 make_pkt(sent, OP_PKT_BEACON, 0, 0, 0, true, NOC, NULL),
+		 IPTOS_ECN_CE);
+	sleep_ms(150);		/* the stats file is rewritten every 100 ms */
+	s = read_stats();
+	ok(json_num(port_line(s, "a"), "rx_ce") == 1 &&
+	   json_num(port_line(s, "b"), "rx_ce") == 1 &&
+	   json_num(port_line(s, "u"), "rx_ce") == 1 &&
+	   json_num(port_line(s, "b"), "ce_fwd") == 1 &&
+	   json_num(port_line(s, "u"), "ce_fwd") == 1 &&
+	   json_num(port_line(s, "a"), "ce_fwd") == 0,
+	   "stats: rx_ce a 1, b 1, u 1 (a beacon); ce_fwd b 1, u 1, a 0 (%lld %lld %lld; %lld %lld %lld)",
+	   json_num(port_line(s, "a"), "rx_ce"),
+	   json_num(port_line(s, "b"), "rx_ce"),
+	   json_num(port_line(s, "u"), "rx_ce"),
+	   json_num(port_line(s, "b"), "ce_fwd"),
+	   json_num(port_line(s, "u"), "ce_fwd"),
+	   json_num(port_line(s, "a"), "ce_fwd"));
+}
+
 static bool one_per_interval(const struct beacons *b)
 {
 	return b->n >= 7 && b->n <= 11;
@@ -536,7 +684,7 @@ static bool one_per_interval(const struct beacons *b)
 
 static void test_beacons(void)
 {
-	unsigned int on_time, total, bad[NPEER] = { 0 };
+	unsigned int on_time, total, not_ect0, bad[NPEER] = { 0 };
 	struct beacons b[NPEER];
 	int i, try;
 
@@ -585,6 +733,9 @@ static void test_beacons(void)
 	ok(total && on_time * 2 >= total,
 	   "beacons at multiples of the interval (%u of %u within 5 ms)",
 	   on_time, total);
+	not_ect0 = b[PA].not_ect0 + b[PB].not_ect0 + b[PU].not_ect0;
+	ok(total && !not_ect0, "beacons are ECT(0) (%u of %u are not)",
+	   not_ect0, total);
 }
 
 /* A port that carries traffic every few ms needs no beacon. */
@@ -710,6 +861,7 @@ int main(int argc, char **argv)
 	test_unknown_source();
 	test_forwarding();
 	test_commit();
+	test_ecn();
 	test_beacons();
 	test_busy_port_not_beaconed();
 	test_stats_and_expiry();
