@@ -479,7 +479,8 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 	now = ktime_get_ns();
 	if (op_links_expire(&on->uplink, 1, now, timeout))
 		op_count(on, ONEPIPE_C_LINK_TIMEOUTS);
-	op_links_expire(&on->cuplink, 1, now, timeout);
+	op_links_expire(&on->cuplink, 1, now,
+			timeout * OP_COMMIT_TIMEOUT_FACTOR);
 	if (op_agg_update(&on->agg, &on->uplink, 1))
 		op_deliver(on, ctl);
 	if (op_agg_update(&on->cagg, &on->cuplink, 1))

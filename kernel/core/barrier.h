@@ -27,6 +27,18 @@
 
 #define OP_MAX_LINKS	64
 
+/*
+ * A silent link leaves the commit-barrier minimum this many times later
+ * than the barrier minimum.  Removing a live link's commit register lets
+ * the commit barrier pass reliable messages still on their way, which
+ * receivers must then refuse, possibly after other receivers delivered
+ * the rest of their scatterings: the timeout is a failure decision.  A
+ * longer one keeps a slow (rather than failed) neighbour from breaking
+ * the reliable service, at the price of stalling it longer when the
+ * neighbour did fail.
+ */
+#define OP_COMMIT_TIMEOUT_FACTOR	10
+
 /**
  * struct op_link - one input link
  * @reg: last barrier heard (never decreases)

@@ -107,13 +107,15 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: onepipe-switch [--listen ADDR[:PORT]]\n"
 		"         [--interval-us N] [--timeout-intervals K]\n"
+		"         [--commit-timeout-intervals C]\n"
 		"         [--admit-slack-us S]\n"
 		"         [--stats FILE] [--name NAME]\n"
 		"         --port NAME,ROLE,PEERADDR[:PORT][,hosts=LIST] ...\n"
 		"  ROLE is down (towards hosts / a lower tier) or up;\n"
 		"  LIST is like 1-4+7 (host ids reachable through the port).\n"
 		"  Defaults: listen 0.0.0.0:%d, interval 100 us, timeout 10\n"
-		"  intervals, admit slack = timeout.\n", SWD_UDP_PORT);
+		"  intervals, commit registers 10 times the timeout, admit\n"
+		"  slack = timeout.\n", SWD_UDP_PORT);
 }
 
 static int parse_u64(const char *s, u64 min, u64 max, u64 *v)
@@ -210,6 +212,7 @@ static int parse_args(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "interval-us", required_argument, NULL, 'i' },
 		{ "timeout-intervals", required_argument, NULL, 't' },
+		{ "commit-timeout-intervals", required_argument, NULL, 'c' },
 		{ "admit-slack-us", required_argument, NULL, 'a' },
 		{ "stats", required_argument, NULL, 's' },
 		{ "name", required_argument, NULL, 'n' },
@@ -218,7 +221,7 @@ static int parse_args(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *listen = "0.0.0.0";
-	u64 interval_us = 100, slack_us = 0, v;
+	u64 interval_us = 100, slack_us = 0, ctimeout = 0, v;
 	bool slack_set = false;
 	char **ports = calloc((size_t)argc, sizeof(*ports));
 	int c, np = 0, i, idx = 0;
@@ -240,6 +243,10 @@ static int parse_args(int argc, char **argv)
 			if (parse_u64(optarg, 1, 1000000, &v))
 				goto bad;
 			swd.timeout_intervals = v;
+			break;
+		case 'c':
+			if (parse_u64(optarg, 1, 10000000, &ctimeout))
+				goto bad;
 			break;
 		case 'a':
 			if (parse_u64(optarg, 0, 3600000000ULL, &slack_us))
@@ -270,6 +277,8 @@ static int parse_args(int argc, char **argv)
 	sw_init(&swd.sw, swd.timeout_intervals * swd.interval,
 		slack_set ? slack_us * 1000 :
 			    swd.timeout_intervals * swd.interval);
+	if (ctimeout)
+		swd.sw.commit_timeout = ctimeout * swd.interval;
 	if (parse_addr(listen, &swd.local, true)) {
 		fprintf(stderr, "onepipe-switch: bad --listen %s\n", listen);
 		goto fail;

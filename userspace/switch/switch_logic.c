@@ -11,7 +11,8 @@
 /**
  * sw_init() - reset a switch to no ports
  * @sw: the switch
- * @timeout: silence in ns after which an input link is removed
+ * @timeout: silence in ns after which an input link is removed (its commit
+ *	register OP_COMMIT_TIMEOUT_FACTOR times later)
  * @admit_slack: how far (ns) below a group's barrier a new link may be and
  *	still join it at once; see sw_groups_update()
  */
@@ -19,6 +20,7 @@ void sw_init(struct sw *sw, u64 timeout, u64 admit_slack)
 {
 	memset(sw, 0, sizeof(*sw));
 	sw->timeout = timeout;
+	sw->commit_timeout = timeout * OP_COMMIT_TIMEOUT_FACTOR;
 	sw->admit_slack = admit_slack;
 }
 
@@ -361,7 +363,8 @@ unsigned int sw_tick(struct sw *sw, u64 now, struct sw_beacon *beacons)
 	u64 died;
 
 	died = op_links_expire(sw->links, sw->nports, now, sw->timeout);
-	died |= op_links_expire(sw->clinks, sw->nports, now, sw->timeout);
+	died |= op_links_expire(sw->clinks, sw->nports, now,
+				sw->commit_timeout);
 	sw_groups_update(sw);
 	for (i = 0; i < sw->nports; i++) {
 		struct sw_port *p = &sw->ports[i];

@@ -98,6 +98,8 @@ struct sw_port {
  * @cgroups: commit output groups, same members as @groups
  * @nports: ports in use
  * @timeout: silence (ns) after which an input link is removed
+ * @commit_timeout: the same for its commit register: longer, see
+ *	OP_COMMIT_TIMEOUT_FACTOR
  * @admit_slack: a new link joins a group (best-effort or commit) once its
  *	register is at most this far (ns) below the group's barrier; 0 is
  *	barrier.c's strict rule (see sw_groups_update())
@@ -114,6 +116,7 @@ struct sw {
 	struct op_agg cgroups[SW_NGROUPS];
 	unsigned int nports;
 	u64 timeout;
+	u64 commit_timeout;
 	u64 admit_slack;
 	u64 rx_bad;
 	u64 rx_unknown_src;

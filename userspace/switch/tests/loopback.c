@@ -194,6 +194,9 @@ static void start_switch(const char *self)
 	argv[n++] = iv;
 	argv[n++] = "--timeout-intervals";
 	argv[n++] = to;
+	/* Both registers of a link die together here. */
+	argv[n++] = "--commit-timeout-intervals";
+	argv[n++] = to;
 	argv[n++] = "--stats";
 	argv[n++] = stats_path;
 	argv[n++] = "--name";

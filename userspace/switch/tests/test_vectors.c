@@ -138,13 +138,20 @@ static void cmd_scenario(char **a, int n)
 
 static void cmd_config(char **a, int n)
 {
-	static const char *const keys[] = { "timeout", "slack", NULL };
+	static const char *const keys[] = {
+		"timeout", "commit-timeout", "slack", NULL
+	};
 	const char *v;
 
 	check_keys(a, n, keys);
 	v = kv(a, n, "timeout");
-	if (v)
+	if (v) {
 		c.sw.timeout = tm(v);
+		c.sw.commit_timeout = c.sw.timeout * OP_COMMIT_TIMEOUT_FACTOR;
+	}
+	v = kv(a, n, "commit-timeout");
+	if (v)
+		c.sw.commit_timeout = tm(v);
 	v = kv(a, n, "slack");
 	if (v)
 		c.sw.admit_slack = tm(v);
