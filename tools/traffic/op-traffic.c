@@ -7,7 +7,8 @@
  * send, drains send-failure notifications from the error queue, and logs
  * every event in program order (one poll() loop, one thread) for
  * tools/checker/op-check.  With --udp it does the same over plain UDP
- * sockets, as a baseline for tools/bench/op-bench.
+ * sockets, as a baseline for tools/bench/op-bench.  --recv-pause-ms makes
+ * it a receiver that stops reading for a while (flow control tests).
  *
  * Log lines (see tools/traffic/README.md):
  *   P <host> <port>
@@ -76,6 +77,10 @@ struct opts {
 	bool quiet;
 	bool json;
 	uint32_t bind_addr;
+	uint64_t delay_ns;	/* first scattering this long after the start */
+	uint64_t pause_at_ns;	/* --recv-pause-ms START:DURATION, from the */
+	uint64_t pause_len_ns;	/* start; pause_len_ns 0 = no pause */
+	const char *summary;	/* JSON summary to this file as well */
 };
 
 /* The scattering being sent; messages [base, k) are still to go. */
@@ -103,9 +108,30 @@ struct rxs {
 
 struct stats {
 	uint64_t scats, sent, recvd, failed, bad, splits, errq_swept;
+	uint64_t eagain, enobufs, blocked;
 	uint64_t first_send, last_send, first_recv, last_recv;	/* realtime */
+	uint64_t pause_from, pause_to;		/* realtime, 0 = not yet */
 	int64_t *lat;
 	size_t nlat, cap;
+};
+
+/*
+ * A SOCK_RDM scattering that waits for window is stamped when the window
+ * opens, after sendmmsg() returned: until then ONEPIPE_LAST_TS fails with
+ * EINPROGRESS and the socket is not writable.  Its S line keeps its place
+ * in the log (where the send call was: what causality is about) and gets
+ * its timestamp once the socket is writable again; the lines logged
+ * meanwhile are held in memory.
+ */
+struct pend {
+	bool on;
+	uint64_t scat_id;
+	char *dests;		/* "<dh>:<dp>,..." of the S line */
+	uint64_t ets;		/* ts of a notification for it, if any */
+	bool has_ets;
+	FILE *mem;		/* log lines after the S line */
+	char *buf;
+	size_t len;
 };
 
 struct traffic {
@@ -120,6 +146,13 @@ struct traffic {
 	uint64_t next_scat_id;
 	bool started;
 	bool want_out;		/* send hit EAGAIN: wait for POLLOUT */
+	bool blocked;		/* this wait for POLLOUT was counted */
+	bool defer_ts;		/* SOCK_RDM: S timestamps may come late */
+	struct pend pend;
+	uint64_t prev_ts;	/* timestamp of the last S line logged */
+	bool paused;		/* not reading (--recv-pause-ms) */
+	uint64_t pause_at;	/* monotonic */
+	uint64_t pause_end;	/* monotonic */
 	uint64_t next_send;	/* monotonic */
 	uint64_t last_progress;	/* monotonic */
 	uint64_t next_sweep;	/* monotonic */
@@ -260,6 +293,24 @@ static uint64_t num_arg(const char *name, const char *s, uint64_t max)
 	return v;
 }
 
+/* --recv-pause-ms START:DURATION, both in ms, DURATION > 0. */
+static void parse_pause(struct opts *o, const char *s)
+{
+	char start[32];
+	const char *colon = strchr(s, ':');
+	uint64_t a, b;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(start))
+		usage_error("bad recv-pause-ms '%s' (START:DURATION)", s);
+	memcpy(start, s, colon - s);
+	start[colon - s] = 0;
+	if (!parse_u64(start, &a) || !parse_u64(colon + 1, &b) || !b ||
+	    a > UINT32_MAX || b > UINT32_MAX)
+		usage_error("bad recv-pause-ms '%s' (START:DURATION)", s);
+	o->pause_at_ns = a * 1000000;
+	o->pause_len_ns = b * 1000000;
+}
+
 /* "H:P": H a host id (1Pipe) or an IPv4 address (--udp). */
 static bool parse_ep(const char *s, bool udp, struct ep *e)
 {
@@ -332,16 +383,21 @@ static void help(void)
 "  --seed S            PRNG seed, mixed with this process's address\n"
 "  --start-at-ns T     send nothing before CLOCK_REALTIME T\n"
 "  --start-file F      wait for file F to hold T, then as --start-at-ns T\n"
+"  --delay-ms D        first scattering D ms after the start\n"
+"  --recv-pause-ms S:D stop receiving S ms after the start, for D ms\n"
+"                      (sending and the error queue go on)\n"
 "  --udp               plain UDP baseline: peers are IPv4:port\n"
 "  --bind ADDR         --udp only: local IPv4 address (default any)\n"
 "  --json              summary as one JSON object\n"
-"  --quiet             no summary");
+"  --summary FILE      also write the JSON summary to FILE\n"
+"  --quiet             no summary on stdout");
 }
 
 enum {
 	O_PORT = 256, O_TYPE, O_PEERS, O_SCAT, O_FANOUT, O_SIZE, O_INTERVAL,
 	O_EXPECT, O_LINGER, O_LOG, O_UNORDERED, O_MORE, O_SNDBUF, O_RCVBUF,
 	O_SEED, O_START, O_START_FILE, O_QUIET, O_UDP, O_BIND, O_JSON, O_HELP,
+	O_DELAY, O_PAUSE, O_SUMMARY,
 };
 
 static const struct option longopts[] = {
@@ -366,6 +422,9 @@ static const struct option longopts[] = {
 	{ "udp", no_argument, NULL, O_UDP },
 	{ "bind", required_argument, NULL, O_BIND },
 	{ "json", no_argument, NULL, O_JSON },
+	{ "delay-ms", required_argument, NULL, O_DELAY },
+	{ "recv-pause-ms", required_argument, NULL, O_PAUSE },
+	{ "summary", required_argument, NULL, O_SUMMARY },
 	{ "help", no_argument, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -421,6 +480,12 @@ static void set_opt(struct opts *o, int c, const char *a)
 			usage_error("bad address '%s'", a);
 		o->bind_addr = ntohl(in.s_addr);
 		break;
+	case O_DELAY:
+		o->delay_ns = num_arg("delay-ms", a, UINT32_MAX) * 1000000;
+		break;
+	case O_PAUSE:
+		parse_pause(o, a);
+		break;
 	default:
 		usage_error("bad option");
 	}
@@ -444,6 +509,9 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case O_START_FILE:
 			o->start_file = optarg;
+			break;
+		case O_SUMMARY:
+			o->summary = optarg;
 			break;
 		case O_UNORDERED:
 			o->unordered = true;
@@ -538,7 +606,7 @@ static void logline(struct traffic *t, const char *fmt, ...)
 	if (!t->log)
 		return;
 	va_start(ap, fmt);
-	vfprintf(t->log, fmt, ap);
+	vfprintf(t->pend.on ? t->pend.mem : t->log, fmt, ap);
 	va_end(ap);
 }
 
@@ -639,35 +707,125 @@ static void build_scattering(struct traffic *t, uint64_t scat_id)
 	t->tx.built = true;
 }
 
+/*
+ * ONEPIPE_LAST_TS: 0, or ENOENT (nothing stamped yet), or EINPROGRESS
+ * (SOCK_RDM: the last scattering waits for window, not stamped yet).
+ */
+static int read_last_ts(struct traffic *t, uint64_t *ts)
+{
+	socklen_t len = sizeof(*ts);
+
+	if (!getsockopt(t->fd, SOL_ONEPIPE, ONEPIPE_LAST_TS, ts, &len))
+		return 0;
+	if (errno != ENOENT && errno != EINPROGRESS)
+		die("getsockopt(ONEPIPE_LAST_TS): %s", strerror(errno));
+	return errno;
+}
+
 static uint64_t last_ts(struct traffic *t, uint64_t send_time)
 {
 	uint64_t ts;
-	socklen_t len = sizeof(ts);
+	int err;
 
 	if (t->o.udp)
 		return send_time;	/* no 1Pipe timestamp: the send time */
-	if (getsockopt(t->fd, SOL_ONEPIPE, ONEPIPE_LAST_TS, &ts, &len))
-		die("getsockopt(ONEPIPE_LAST_TS): %s", strerror(errno));
+	err = read_last_ts(t, &ts);
+	if (err)
+		die("getsockopt(ONEPIPE_LAST_TS): %s", strerror(err));
 	return ts;
+}
+
+/* "<dh>:<dp>,..." for messages [from, to) of the scattering being sent. */
+static char *dest_list(struct traffic *t, int from, int to)
+{
+	size_t cap = (size_t)(to - from) * 24 + 1, n = 0;
+	char *s = xcalloc(1, cap), b[64];
+	int i;
+
+	for (i = from; i < to; i++)
+		n += snprintf(s + n, cap - n, "%s%s", i > from ? "," : "",
+			      ep_str(t, t->tx.dst[i], b, sizeof(b)));
+	return s;
+}
+
+static void log_s(struct traffic *t, uint64_t ts, uint64_t scat_id,
+		  const char *dests)
+{
+	logline(t, "S %" PRIu64 " %" PRIu64 " %s\n", ts, scat_id, dests);
+	t->prev_ts = ts;
+}
+
+/* The S line of scattering @scat_id waits for its timestamp. */
+static void pend_start(struct traffic *t, uint64_t scat_id, char *dests)
+{
+	struct pend *p = &t->pend;
+
+	p->scat_id = scat_id;
+	p->dests = dests;
+	p->has_ets = false;
+	p->mem = NULL;
+	if (t->log) {
+		p->mem = open_memstream(&p->buf, &p->len);
+		if (!p->mem)
+			die("open_memstream: %s", strerror(errno));
+	}
+	p->on = true;
+	t->want_out = true;
+}
+
+/*
+ * The socket is writable: the pending scattering was stamped, and
+ * ONEPIPE_LAST_TS is its timestamp -- unless it was dropped unstamped
+ * (the host went down), and then LAST_TS did not move and its
+ * notifications carry the timestamp the kernel gave it.
+ */
+static void pend_resolve(struct traffic *t)
+{
+	struct pend *p = &t->pend;
+	uint64_t ts = 0;
+	int err;
+
+	if (!p->on)
+		return;
+	err = read_last_ts(t, &ts);
+	if (err == EINPROGRESS)
+		return;		/* still waiting */
+	if ((err || ts == t->prev_ts) && p->has_ets)
+		ts = p->ets;
+	else if (err || ts == t->prev_ts)
+		fprintf(stderr, "op-traffic: scattering %" PRIu64
+			": ONEPIPE_LAST_TS did not move\n", p->scat_id);
+	p->on = false;
+	log_s(t, ts, p->scat_id, p->dests);
+	free(p->dests);
+	if (p->mem) {
+		if (fclose(p->mem))
+			die("open_memstream: %s", strerror(errno));
+		fwrite(p->buf, 1, p->len, t->log);
+		free(p->buf);
+	}
 }
 
 /* Messages [from, to) went out as one scattering: log it. */
 static void log_sent(struct traffic *t, int from, int to, uint64_t send_time)
 {
-	uint64_t ts = last_ts(t, send_time);
-	char b[64];
-	int i;
+	char *dests = dest_list(t, from, to);
 
-	logline(t, "S %" PRIu64 " %" PRIu64 " ", ts, t->tx.scat_id);
-	for (i = from; i < to; i++)
-		logline(t, "%s%s", i > from ? "," : "",
-			ep_str(t, t->tx.dst[i], b, sizeof(b)));
-	logline(t, "\n");
 	t->st.scats++;
 	t->st.sent += to - from;
 	if (!t->st.first_send)
 		t->st.first_send = send_time;
 	t->st.last_send = send_time;
+	if (t->defer_ts) {
+		uint64_t ts;
+
+		if (read_last_ts(t, &ts) == EINPROGRESS) {
+			pend_start(t, t->tx.scat_id, dests);
+			return;
+		}
+	}
+	log_s(t, last_ts(t, send_time), t->tx.scat_id, dests);
+	free(dests);
 }
 
 /*
@@ -676,12 +834,19 @@ static void log_sent(struct traffic *t, int from, int to, uint64_t send_time)
  */
 static void send_blocked(struct traffic *t, int err, const char *what)
 {
-	if (err == EAGAIN || err == EWOULDBLOCK)
+	if (err == EAGAIN || err == EWOULDBLOCK) {
+		t->st.eagain++;
 		t->want_out = true;
-	else if (err == ENOBUFS)
+		if (!t->blocked) {
+			t->blocked = true;
+			t->st.blocked++;
+		}
+	} else if (err == ENOBUFS) {
+		t->st.enobufs++;
 		t->next_send = now_mono() + NOBUFS_WAIT_NS;
-	else if (err != EINTR)
+	} else if (err != EINTR) {
 		die("%s: %s", what, strerror(err));
+	}
 }
 
 static void stamp_from(struct traffic *t, int from, uint64_t now)
@@ -944,6 +1109,10 @@ static bool errq_one(struct traffic *t)
 	}
 	if (v != OPT_OK)	/* header still usable: log the E line too */
 		log_bad(t, dst, "errqueue-payload");
+	if (t->pend.on && p.scat_id == t->pend.scat_id) {
+		t->pend.ets = ts;
+		t->pend.has_ets = true;
+	}
 	logline(t, "E %" PRIu64 " %s %" PRIu64 " %" PRIu32 " %" PRIu32 " %u\n",
 		ts, ep_str(t, dst, b, sizeof(b)), p.scat_id, p.idx,
 		e.ee.ee_errno, e.ee.ee_code);
@@ -976,8 +1145,10 @@ static void drain_errq(struct traffic *t, bool signalled)
 
 static bool finished(struct traffic *t, uint64_t mono)
 {
-	if (!t->started || !sending_done(t))
+	if (!t->started || !sending_done(t) || t->pend.on)
 		return false;
+	if (t->o.pause_len_ns && !t->st.pause_to)
+		return false;		/* a pause is always lived through */
 	if (t->o.expect && t->st.recvd >= (uint64_t)t->o.expect)
 		return true;
 	return mono >= t->last_progress + t->o.linger_ns;
@@ -1003,10 +1174,17 @@ static int poll_timeout(struct traffic *t, uint64_t mono)
 		return START_FILE_POLL_MS;
 	if (!t->started)
 		return ms_until(rt, t->o.start_at_ns);
-	if (!sending_done(t) && !t->want_out && t->next_send < due)
+	/* waiting for POLLOUT: wake once when the send is due, to count it */
+	if (!sending_done(t) && !t->blocked && t->next_send < due)
 		due = t->next_send;
 	if (sending_done(t) && t->last_progress + t->o.linger_ns < due)
 		due = t->last_progress + t->o.linger_ns;
+	if (t->o.pause_len_ns && !t->st.pause_to) {
+		uint64_t edge = t->paused ? t->pause_end : t->pause_at;
+
+		if (edge < due)
+			due = edge;
+	}
 	ms = ms_until(mono, due);
 	return ms;
 }
@@ -1039,8 +1217,40 @@ static void start(struct traffic *t)
 	if (now_rt() < t->o.start_at_ns)
 		return;
 	t->started = true;
-	t->next_send = now_mono();
 	t->last_progress = now_mono();
+	t->next_send = t->last_progress + t->o.delay_ns;
+	t->pause_at = t->last_progress + t->o.pause_at_ns;
+	t->pause_end = t->pause_at + t->o.pause_len_ns;
+}
+
+/*
+ * --recv-pause-ms: stop and resume reading.  Both edges are taken in
+ * order even if the loop wakes up late, so a pause is always logged.
+ */
+static void pause_update(struct traffic *t, uint64_t mono)
+{
+	if (!t->o.pause_len_ns || !t->started || t->st.pause_to)
+		return;
+	if (!t->paused && mono >= t->pause_at) {
+		t->paused = true;
+		t->st.pause_from = now_rt();
+	}
+	if (t->paused && mono >= t->pause_end) {
+		t->paused = false;
+		t->st.pause_to = now_rt();
+		t->last_progress = mono;	/* linger from the resume */
+	}
+}
+
+/* A send is due; send, or count the wait if the socket is not writable. */
+static void send_due(struct traffic *t)
+{
+	if (!t->want_out) {
+		try_send(t);
+	} else if (!t->blocked) {
+		t->blocked = true;
+		t->st.blocked++;
+	}
 }
 
 static void loop(struct traffic *t)
@@ -1054,24 +1264,29 @@ static void loop(struct traffic *t)
 		mono = now_mono();
 		if (!t->started)
 			start(t);
+		pause_update(t, mono);
 		if (finished(t, mono))
 			return;
+		if (t->paused)	/* a pause only stops reading */
+			pfd.events = 0;
 		if (t->want_out)
 			pfd.events |= POLLOUT;
 		if (poll(&pfd, 1, poll_timeout(t, mono)) < 0 && errno != EINTR)
 			die("poll: %s", strerror(errno));
 		if (pfd.revents & POLLERR)
 			drain_errq(t, true);
-		if (pfd.revents & POLLIN)
+		if ((pfd.revents & POLLIN) && !t->paused)
 			drain_rx(t);
-		if (pfd.revents & POLLOUT)
-			t->want_out = false;
+		if (pfd.revents & POLLOUT) {
+			pend_resolve(t);
+			t->want_out = t->pend.on;
+			t->blocked = t->blocked && t->want_out;
+		}
 		mono = now_mono();
 		if (mono >= t->next_sweep)
 			drain_errq(t, false);
-		if (t->started && !sending_done(t) && !t->want_out &&
-		    mono >= t->next_send)
-			try_send(t);
+		if (t->started && !sending_done(t) && mono >= t->next_send)
+			send_due(t);
 	}
 }
 
@@ -1098,27 +1313,41 @@ static double rate(uint64_t n, uint64_t from, uint64_t to)
 	return (double)(n - 1) * NSEC / (double)(to - from);
 }
 
-static void summary_json(const struct traffic *t)
+static const char *type_str(const struct traffic *t)
+{
+	if (t->o.udp)
+		return "udp";
+	return t->o.type == SOCK_RDM ? "rdm" : "dgram";
+}
+
+static void summary_json(const struct traffic *t, FILE *f)
 {
 	const struct stats *s = &t->st;
 	char b[64];
 
-	printf("{\"self\":\"%s\",\"mode\":\"%s\",\"scatterings\":%" PRIu64
-	       ",\"sent\":%" PRIu64 ",\"received\":%" PRIu64
-	       ",\"failed\":%" PRIu64 ",\"bad\":%" PRIu64
-	       ",\"splits\":%" PRIu64 ",\"errq_swept\":%" PRIu64
-	       ",\"first_send_ns\":%" PRIu64 ",\"last_send_ns\":%" PRIu64
-	       ",\"first_recv_ns\":%" PRIu64 ",\"last_recv_ns\":%" PRIu64
-	       ",\"send_rate\":%.1f,\"recv_rate\":%.1f"
-	       ",\"lat_p50_ns\":%" PRId64 ",\"lat_p99_ns\":%" PRId64 "}\n",
-	       ep_str(t, t->self, b, sizeof(b)),
-	       t->o.udp ? "udp" : t->o.unordered ? "unordered" : "ordered",
-	       s->scats, s->sent, s->recvd, s->failed, s->bad, s->splits,
-	       s->errq_swept, s->first_send, s->last_send,
-	       s->first_recv, s->last_recv,
-	       rate(s->sent, s->first_send, s->last_send),
-	       rate(s->recvd, s->first_recv, s->last_recv),
-	       pct(s, 50), pct(s, 99));
+	fprintf(f, "{\"self\":\"%s\",\"mode\":\"%s\",\"type\":\"%s\""
+		",\"scatterings\":%" PRIu64
+		",\"sent\":%" PRIu64 ",\"received\":%" PRIu64
+		",\"failed\":%" PRIu64 ",\"bad\":%" PRIu64
+		",\"splits\":%" PRIu64 ",\"errq_swept\":%" PRIu64
+		",\"first_send_ns\":%" PRIu64 ",\"last_send_ns\":%" PRIu64
+		",\"first_recv_ns\":%" PRIu64 ",\"last_recv_ns\":%" PRIu64
+		",\"send_rate\":%.1f,\"recv_rate\":%.1f"
+		",\"lat_p50_ns\":%" PRId64 ",\"lat_p99_ns\":%" PRId64
+		",\"eagain\":%" PRIu64 ",\"enobufs\":%" PRIu64
+		",\"send_blocked\":%" PRIu64
+		",\"recv_pause_start_ns\":%" PRIu64
+		",\"recv_pause_end_ns\":%" PRIu64 "}\n",
+		ep_str(t, t->self, b, sizeof(b)),
+		t->o.udp ? "udp" : t->o.unordered ? "unordered" : "ordered",
+		type_str(t),
+		s->scats, s->sent, s->recvd, s->failed, s->bad, s->splits,
+		s->errq_swept, s->first_send, s->last_send,
+		s->first_recv, s->last_recv,
+		rate(s->sent, s->first_send, s->last_send),
+		rate(s->recvd, s->first_recv, s->last_recv),
+		pct(s, 50), pct(s, 99), s->eagain, s->enobufs, s->blocked,
+		s->pause_from, s->pause_to);
 }
 
 static void summary(struct traffic *t)
@@ -1127,18 +1356,27 @@ static void summary(struct traffic *t)
 	char b[64];
 
 	qsort(s->lat, s->nlat, sizeof(*s->lat), cmp_i64);
+	if (t->o.summary) {
+		FILE *f = fopen(t->o.summary, "w");
+
+		if (!f)
+			die("%s: %s", t->o.summary, strerror(errno));
+		summary_json(t, f);
+		if (fclose(f))
+			die("%s: %s", t->o.summary, strerror(errno));
+	}
 	if (t->o.quiet)
 		return;
 	if (t->o.json)
-		return summary_json(t);
+		return summary_json(t, stdout);
 	printf("op-traffic %s: sent %" PRIu64 " msgs in %" PRIu64
 	       " scatterings (%.0f msg/s), received %" PRIu64
 	       " (%.0f msg/s), failed %" PRIu64 ", bad %" PRIu64
-	       ", latency p50 %.1f us p99 %.1f us\n",
+	       ", latency p50 %.1f us p99 %.1f us, blocked %" PRIu64 "\n",
 	       ep_str(t, t->self, b, sizeof(b)), s->sent, s->scats,
 	       rate(s->sent, s->first_send, s->last_send), s->recvd,
 	       rate(s->recvd, s->first_recv, s->last_recv), s->failed,
-	       s->bad, pct(s, 50) / 1e3, pct(s, 99) / 1e3);
+	       s->bad, pct(s, 50) / 1e3, pct(s, 99) / 1e3, s->blocked);
 }
 
 int main(int argc, char **argv)
@@ -1151,6 +1389,7 @@ int main(int argc, char **argv)
 	t.rng = t.rng * 0x9e3779b97f4a7c15ull;
 	if (!t.rng)	/* xorshift never leaves 0 */
 		t.rng = 1;
+	t.defer_ts = !t.o.udp && t.o.type == SOCK_RDM;
 	open_log(&t);
 	if (t.o.scatterings)
 		tx_alloc(&t);

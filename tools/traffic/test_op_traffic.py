@@ -4,8 +4,8 @@
 
 They exercise everything but the AF_ONEPIPE socket itself: option
 checking, destination choice, payload encoding and verification, the
-poll loop, --expect / --linger-ms, the log format (checked by op-check)
-and the summary.  Traffic stays on 127.0.0.1.
+poll loop, --expect / --linger-ms, --recv-pause-ms, --delay-ms, the log
+format (checked by op-check) and the summary (--json, --summary).  Traffic stays on 127.0.0.1.
 
     python3 tools/traffic/test_op_traffic.py   (or make -C tools/traffic check)
 """
@@ -191,10 +191,72 @@ class OpTrafficTest(unittest.TestCase):
         xs = [f for f in read_log(rx_log) if f[0] == "X"]
         self.assertEqual(xs[0][2], "bad-filler")
 
+    def test_recv_pause(self):
+        """A paused receiver reads nothing for the pause, then everything;
+        its own sending goes on meanwhile; it lives through the pause."""
+        ports = free_udp_ports(2)
+        start_at = time.time_ns() + 300 * 10 ** 6
+        ms = 10 ** 6
+        common = ["--start-at-ns", str(start_at), "--rcvbuf", str(4 << 20),
+                  "--scatterings", "40", "--interval-us", "15000"]
+        # ports[0] pauses from 150 ms to 650 ms after the start, with a
+        # short linger: it must still outlive the pause.
+        paused, p_log = self.start(
+            ports[0], "--peers", "%s:%d" % (LO, ports[1]),
+            "--recv-pause-ms", "150:500", "--linger-ms", "300", *common)
+        other, o_log = self.start(
+            ports[1], "--peers", "%s:%d" % (LO, ports[0]),
+            "--linger-ms", "1500", *common)
+        ps, os_ = self.finish(paused), self.finish(other)
+        t0, t1 = ps["recv_pause_start_ns"], ps["recv_pause_end_ns"]
+        self.assertGreaterEqual(t0, start_at + 150 * ms)
+        self.assertLess(t0, start_at + 400 * ms)
+        self.assertGreaterEqual(t1 - t0, 500 * ms - ms)
+        self.assertEqual((ps["received"], os_["received"]), (40, 40))
+        self.assertEqual((os_["recv_pause_start_ns"],
+                          os_["recv_pause_end_ns"]), (0, 0))
+        # --udp: R ts is the send time, receive time = ts + latency.
+        recvs = [(int(f[1]), int(f[1]) + int(f[6]))
+                 for f in read_log(p_log) if f[0] == "R"]
+        self.assertEqual([r for _, r in recvs if t0 < r < t1], [])
+        self.assertTrue(any(r <= t0 for _, r in recvs))
+        self.assertTrue(any(t0 < s < t1 and r >= t1 for s, r in recvs))
+        # It kept sending while paused: the other got those right away.
+        got = [(int(f[1]), int(f[1]) + int(f[6]))
+               for f in read_log(o_log) if f[0] == "R"]
+        during = [r for s, r in got if t0 < s and r < t1]
+        self.assertGreater(len(during), 10)
+        self.assertGreaterEqual(ps["last_send_ns"], t0)
+
+    def test_delay_and_summary_file(self):
+        """--delay-ms holds the first scattering back; --summary writes the
+        JSON summary even with --quiet."""
+        ports = free_udp_ports(2)
+        summ = os.path.join(self.tmp.name, "summary.json")
+        start_at = time.time_ns() + 200 * 10 ** 6
+        tx, _ = self.start(ports[0], "--peers", "%s:%d" % (LO, ports[1]),
+                           "--scatterings", "3", "--delay-ms", "300",
+                           "--start-at-ns", str(start_at),
+                           "--linger-ms", "0", "--quiet",
+                           "--summary", summ)
+        out, err = tx.communicate(timeout=60)
+        self.assertEqual((tx.returncode, out), (0, ""), err)
+        with open(summ) as fh:
+            s = json.load(fh)
+        self.assertEqual((s["type"], s["sent"]), ("udp", 3))
+        self.assertGreaterEqual(s["first_send_ns"], start_at + 300 * 10 ** 6)
+        for k in ("eagain", "enobufs", "send_blocked"):
+            self.assertEqual(s[k], 0, k)
+
     def test_usage_errors(self):
         bad = [["--fanout", "3", "--peers", "%s:1,%s:2" % (LO, LO),
                 "--scatterings", "1"],
                ["--size", "10"],
+               ["--recv-pause-ms", "5"],
+               ["--recv-pause-ms", "a:5"],
+               ["--recv-pause-ms", "5:0"],
+               ["--recv-pause-ms", "5:-1"],
+               ["--delay-ms", "-1"],
                ["--peers", "1:2"],  # not an IPv4 address
                ["--use-more"],
                ["--type", "stream"],
