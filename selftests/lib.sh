@@ -128,15 +128,19 @@ udp_drops()
 	echo "${out# }"
 }
 
-# host_diag: the host counters that explain lost or late messages.
+# The host counters that explain lost or late messages (a scenario may
+# add its own, e.g. the reliable service's).
+DIAG_KEYS="rx_late link_timeouts rx_reasm_drop rx_nobufs rx_noport"
+DIAG_KEYS+=" tx_errors send_failures rx_bad"
+
+# host_diag: the host counters of DIAG_KEYS, one line per host.
 host_diag()
 {
 	local h k line
 	snapshot "$WORK/.diag" hosts
 	for h in $(awk '{ print $1 }' "$WORK/.diag" | sort -u); do
 		line="$h:"
-		for k in rx_late link_timeouts rx_reasm_drop rx_nobufs \
-			 rx_noport tx_errors send_failures rx_bad; do
+		for k in $DIAG_KEYS; do
 			line+=" $k $(snap "$WORK/.diag" "$h" "$k")"
 		done
 		echo "$line"
@@ -214,6 +218,19 @@ need_module()
 	grep -q '^onepipe ' /proc/modules || tap_abort "onepipe.ko not loaded"
 }
 
+# need_rdm: abort (every point fails) unless the module offers SOCK_RDM.
+need_rdm()
+{
+	local err
+	err=$(python3 -c '
+import socket, sys
+try:
+    socket.socket(23, socket.SOCK_RDM).close()  # AF_ONEPIPE
+except OSError as e:
+    sys.exit(e.strerror)' 2>&1) ||
+		tap_abort "socket(AF_ONEPIPE, SOCK_RDM): ${err:-failed}"
+}
+
 # -------------------------------------------------------------- fabric
 
 # fabric_up ARGS...: bring the fabric up or abort the scenario.
@@ -277,6 +294,36 @@ fx()
 	"$FABRIC" exec "$@"
 }
 
+# fabric_hosts: the fabric's host namespaces' names (h1 h2 ...).
+fabric_hosts()
+{
+	ip netns list | awk '$1 ~ /^op-h[0-9]+$/ { print substr($1, 4) }' |
+		sort -V
+}
+
+# hosts_sysctl KEY=VALUE...: per-netns sysctls (net.onepipe.*) in every
+# fabric host; fails, saying where and why, if one cannot be set.
+hosts_sysctl()
+{
+	local h out
+	for h in $(fabric_hosts); do
+		if ! out=$(ip netns exec "op-$h" sysctl -w "$@" 2>&1); then
+			diag "$h: sysctl -w $*: $out"
+			return 1
+		fi
+	done
+	step "sysctl $* on every host"
+}
+
+# netem_set LINK ARGS...: fabric netem, or a diagnostic and failure.
+netem_set()
+{
+	local out
+	out=$(timeout 30 "$FABRIC" netem "$@" 2>&1) && return 0
+	diag "fabric netem $* failed: $out"
+	return 1
+}
+
 # ------------------------------------------------------------- traffic
 
 now_ns() { date +%s%N; }
@@ -292,8 +339,8 @@ traffic_start()
 	# Straight into the host's netns (op-hN, the fabric's naming
 	# contract): one bash less per launch matters under emulation.
 	ip netns exec "op-$host" timeout -k 5 "$maxs" "$TRAFFIC" --port "$port" \
-		--log "$log" --start-file "$WORK/start.$_round" "$@" \
-		>"$log.out" 2>&1 &
+		--log "$log" --start-file "$WORK/start.$_round" \
+		--summary "$log.json" "$@" >"$log.out" 2>&1 &
 	_pids+=("$!")
 	_traffic+=("$!:$log")
 }
@@ -320,6 +367,17 @@ traffic_go()
 	echo $(($(now_ns) + 1000000000)) >"$f.tmp" && mv "$f.tmp" "$f"
 	step "${#_traffic[@]} op-traffic bound; round $_round starts in 1 s"
 	[ -z "$missing" ]
+}
+
+# round_start_ns: the start time traffic_go gave the current round.
+round_start_ns() { cat "$WORK/start.$_round" 2>/dev/null; }
+
+# sleep_until NS: sleeps until CLOCK_REALTIME NS (at once if past).
+sleep_until()
+{
+	local d=$(($1 - $(now_ns)))
+	[ "$d" -gt 0 ] || return 0
+	sleep "$((d / 1000000000)).$(printf '%09d' $((d % 1000000000)))"
 }
 
 # traffic_wait: waits for every op-traffic started since the last call;
@@ -363,6 +421,26 @@ count_lines()
 	local kind=$1
 	shift
 	cat "$@" 2>/dev/null | awk -v k="$kind" '$1 == k { n++ } END { print n + 0 }'
+}
+
+# summary_field FILE KEY: a number of op-traffic's JSON summary (the
+# --summary file traffic_start asks for: LOG.json); "" if absent.
+summary_field()
+{
+	grep -o "\"$2\":[0-9.]*" "$1" 2>/dev/null | head -n 1 | cut -d: -f2
+}
+
+# summary_sum KEY LOG...: KEY summed over those processes' summaries.
+summary_sum()
+{
+	local key=$1 log n sum=0
+	shift
+	for log in "$@"; do
+		n=$(summary_field "$log.json" "$key")
+		n=${n%.*}
+		sum=$((sum + ${n:-0}))
+	done
+	echo "$sum"
 }
 
 # Messages sent over LOG files: the destinations of every S line (a
@@ -455,6 +533,30 @@ PY
 snap()
 {
 	awk -v n="$2" -v k="$3" '$1 == n && $2 == k { print $3; exit }' "$1"
+}
+
+# snap_sum FILE KEY NODE...: KEY summed over those nodes (absent = 0).
+snap_sum()
+{
+	local f=$1 k=$2
+	shift 2
+	awk -v k="$k" -v nodes=" $* " '
+		$2 == k && index(nodes, " " $1 " ") { s += $3 }
+		END { print s + 0 }' "$f"
+}
+
+# snap_delta BEFORE AFTER KEY NODE...: how much KEY grew over NODEs.
+snap_delta()
+{
+	local b=$1 a=$2 k=$3
+	shift 3
+	echo $(($(snap_sum "$a" "$k" "$@") - $(snap_sum "$b" "$k" "$@")))
+}
+
+# snap_has FILE KEY: some node of the snapshot reports KEY.
+snap_has()
+{
+	awk -v k="$2" '$2 == k { f = 1 } END { exit !f }' "$1"
 }
 
 # host_counter HOST NAME: one counter of a fabric host, now.
