@@ -333,6 +333,7 @@ static int __net_init op_net_init(struct net *net)
 	on->cagg.members = 1;
 	INIT_LIST_HEAD(&on->ack_pending);
 	INIT_LIST_HEAD(&on->recalls);
+	INIT_LIST_HEAD(&on->rdm_ack_pending);
 	INIT_LIST_HEAD(&on->rdm_waitq);
 	INIT_LIST_HEAD(&on->rdm_active);
 	hrtimer_init(&on->tick, CLOCK_REALTIME, HRTIMER_MODE_ABS_SOFT);

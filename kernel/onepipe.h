@@ -92,6 +92,8 @@ extern const struct op_transport_ops op_udp_transport;
  * @srtt_us: smoothed ACK round-trip time, 0 until measured
  * @rttvar_us: its mean deviation
  * @probe_at: ktime_get_ns() when a window probe may go out next
+ * @backoff: the retransmission timeout is doubled this many times, from
+ *	a timeout until the next round-trip sample (as TCP does)
  * @inflight: messages sent and not yet ACKed (nor failed)
  * @cwnd: congestion window (messages in flight), at most the window
  * @alpha: DCTCP's estimate of the marked fraction, in 1/1024
@@ -112,6 +114,7 @@ struct op_rdm_tx {
 	u32 srtt_us;
 	u32 rttvar_us;
 	u64 probe_at;
+	u32 backoff;
 	u32 inflight;
 	u32 cwnd;
 	u32 alpha;
@@ -133,6 +136,10 @@ struct op_rdm_tx {
  * @refused_next: slot the next refusal takes
  * @ce: a packet from the sender came with a congestion mark since the
  *	last ACK to it
+ * @ack_lo: first sequence number of the ACK range being built
+ * @ack_hi: last sequence number of that range
+ * @ack_node: on op_net.rdm_ack_pending while a range is being built
+ * @ack_ns: ktime_get_ns() of the last ACK of received messages
  *
  * All under rx_lock.
  */
@@ -145,6 +152,10 @@ struct op_rdm_rx {
 	u8 refused_code[OP_RDM_REFUSED];
 	u8 refused_next;
 	bool ce;
+	u32 ack_lo;
+	u32 ack_hi;
+	struct list_head ack_node;
+	u64 ack_ns;
 };
 
 /**
@@ -240,6 +251,7 @@ struct op_net {
 	struct op_pq rdm_pq;		/* rx_lock: reliable msgs until commit */
 	u64 cdelivered;			/* rx_lock: committed below this */
 	struct list_head recalls;	/* rx_lock: recalls awaiting their msg */
+	struct list_head rdm_ack_pending; /* rx_lock: peers owed reliable ACKs */
 
 	struct xarray peers;		/* host id -> struct op_peer */
 	atomic_t npeers;
@@ -479,6 +491,7 @@ void op_rdm_rx_probe(struct op_net *on, const struct op_hdr *h,
 		     struct sk_buff_head *ctl);
 void op_rdm_deliver(struct op_net *on, struct sk_buff_head *ctl);
 void op_rdm_rx_flush(struct op_net *on);
+void op_rdm_rx_tick(struct op_net *on, struct sk_buff_head *ctl);
 void op_rdm_refill(struct op_net *on, struct op_sock *os);
 void op_rdm_sock_purge(struct op_net *on, struct op_sock *os);
 

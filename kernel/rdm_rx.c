@@ -57,9 +57,14 @@ static u32 op_rdm_edge(struct op_net *on, const struct op_rdm_rx *r)
 	return r->nxt + w - min(r->held, w);
 }
 
-/* Queue a reliable control packet for @p: its window rides along. */
-static void op_rdm_ctl(struct op_net *on, struct sk_buff_head *ctl,
-		       struct op_peer *p, u8 type, u32 seq, u8 code)
+/*
+ * Queue a reliable control packet for @p about messages [@lo, @hi]: ACKs
+ * carry the window, and the congestion mark is echoed on the next ACK of
+ * data, DCTCP style.
+ */
+static void op_rdm_ctl_range(struct op_net *on, struct sk_buff_head *ctl,
+			     struct op_peer *p, u8 type, u8 code, u32 lo,
+			     u32 hi)
 {
 	struct op_hdr h = {
 		.type = type,
@@ -67,20 +72,76 @@ static void op_rdm_ctl(struct op_net *on, struct sk_buff_head *ctl,
 		.code = code,
 		.src_host = on->cfg.host_id,
 		.dst_host = p->host,
-		.seq = seq,
-		.aux = type == OP_PKT_ACK ? seq : 0,
+		.seq = lo,
+		.aux = type == OP_PKT_ACK ? hi : 0,
 	};
 
 	if (type == OP_PKT_ACK) {
 		p->rrx.adv = op_rdm_edge(on, &p->rrx);
 		h.ts = p->rrx.adv;
-		/* Echo congestion on the next ACK of data, DCTCP style. */
 		if (p->rrx.ce && code == OP_ACK_RECEIVED) {
 			h.flags |= OP_F_ECE;
 			p->rrx.ce = false;
 		}
 	}
 	op_ctl_push(on, ctl, &h);
+}
+
+static void op_rdm_ctl(struct op_net *on, struct sk_buff_head *ctl,
+		       struct op_peer *p, u8 type, u32 seq, u8 code)
+{
+	op_rdm_ctl_range(on, ctl, p, type, code, seq, seq);
+}
+
+/* Send the ACK range being built for @p. */
+static void op_rdm_ack_flush(struct op_net *on, struct op_peer *p,
+			     struct sk_buff_head *ctl)
+{
+	struct op_rdm_rx *r = &p->rrx;
+
+	op_rdm_ctl_range(on, ctl, p, OP_PKT_ACK, OP_ACK_RECEIVED, r->ack_lo,
+			 r->ack_hi);
+	list_del_init(&r->ack_node);
+	r->ack_ns = ktime_get_ns();
+}
+
+/*
+ * Message @seq from @p is buffered: ACK it.  The ACK goes out at once if
+ * @p heard none for an interval, so a lone message waits for nothing;
+ * under load, ACKs of consecutive messages merge until the tick (or 64 of
+ * them), so that a reliable message does not cost a second packet.
+ */
+static void op_rdm_ack_received(struct op_net *on, struct op_peer *p,
+				u32 seq, struct sk_buff_head *ctl)
+{
+	struct op_rdm_rx *r = &p->rrx;
+
+	if (!list_empty(&r->ack_node)) {
+		if (seq == r->ack_hi + 1 && r->ack_hi - r->ack_lo < 63) {
+			r->ack_hi = seq;
+			return;
+		}
+		op_rdm_ack_flush(on, p, ctl);
+	}
+	r->ack_lo = seq;
+	r->ack_hi = seq;
+	list_add_tail(&r->ack_node, &on->rdm_ack_pending);
+	if (ktime_get_ns() - r->ack_ns >= op_interval_ns(on))
+		op_rdm_ack_flush(on, p, ctl);
+}
+
+/**
+ * op_rdm_rx_tick() - send the ACK ranges being built
+ * @on: this host; rx_lock held
+ * @ctl: the ACKs are appended here
+ */
+void op_rdm_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
+{
+	struct op_rdm_rx *r, *tmp;
+
+	list_for_each_entry_safe(r, tmp, &on->rdm_ack_pending, ack_node)
+		op_rdm_ack_flush(on, container_of(r, struct op_peer, rrx),
+				 ctl);
 }
 
 static bool op_rdm_seen(const struct op_rdm_rx *r, u32 seq)
@@ -230,7 +291,7 @@ void op_rdm_rx_msg(struct op_net *on, struct sk_buff *skb,
 	}
 	op_rdm_mark_seen(&p->rrx, h->seq);
 	p->rrx.held++;
-	op_rdm_ctl(on, ctl, p, OP_PKT_ACK, h->seq, OP_ACK_RECEIVED);
+	op_rdm_ack_received(on, p, h->seq, ctl);
 	if (h->flags & OP_F_UNORDERED) {
 		rcu_read_lock();
 		op_rdm_deliver_one(on, skb, ctl);
@@ -473,8 +534,10 @@ void op_rdm_rx_flush(struct op_net *on)
 		list_del(&rc->node);
 		kfree(rc);
 	}
-	xa_for_each(&on->peers, host, p)
+	xa_for_each(&on->peers, host, p) {
 		p->rrx.held = 0;
+		list_del_init(&p->rrx.ack_node);
+	}
 	memset(&on->cuplink, 0, sizeof(on->cuplink));
 	memset(&on->cagg, 0, sizeof(on->cagg));
 	on->cagg.members = 1;

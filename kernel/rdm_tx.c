@@ -38,6 +38,10 @@
 
 /* Longest wait between two transmissions of a message. */
 #define OP_RDM_RTO_MAX_NS	(2 * NSEC_PER_SEC)
+/* Retransmission timeout before the first round-trip sample. */
+#define OP_RDM_RTO_INIT_NS	(200 * NSEC_PER_MSEC)
+/* Most doublings of the timeout. */
+#define OP_RDM_BACKOFF_MAX	6
 
 static u32 op_rdm_window(struct op_net *on)
 {
@@ -48,6 +52,7 @@ void op_rdm_peer_init(struct op_net *on, struct op_peer *p)
 {
 	skb_queue_head_init(&p->rtx.out);
 	INIT_LIST_HEAD(&p->rtx.active);
+	INIT_LIST_HEAD(&p->rrx.ack_node);
 	p->rtx.edge = op_rdm_window(on);
 	p->rtx.cwnd = p->rtx.edge;
 	p->rtx.alpha = 1024;
@@ -86,20 +91,30 @@ static void op_rdm_cc(struct op_net *on, struct op_rdm_tx *t, unsigned int n,
 	t->cc_end = t->next;
 }
 
-/* Retransmission timeout towards @t, as TCP computes it. */
+/*
+ * Retransmission timeout towards @t, as TCP computes it: from the
+ * measured round trip, doubled while timeouts go unanswered by a valid
+ * sample.  Without that backoff, a round trip that grows under load past
+ * the timeout would have every message resent, and Karn's rule would
+ * then discard every sample that could correct it.
+ */
 static u64 op_rdm_rto(struct op_net *on, const struct op_rdm_tx *t)
 {
 	u64 min = (u64)READ_ONCE(on->rdm_rto_min_ms) * NSEC_PER_MSEC;
 	u64 rto = ((u64)t->srtt_us + 4ULL * t->rttvar_us) * NSEC_PER_USEC;
 
-	return clamp_t(u64, rto, min, OP_RDM_RTO_MAX_NS);
+	if (!t->srtt_us)
+		rto = OP_RDM_RTO_INIT_NS;
+	rto = max(rto, min) << t->backoff;
+	return min_t(u64, rto, OP_RDM_RTO_MAX_NS);
 }
 
 /* When to send @cb's message (or recall) again after its retries so far. */
 static u64 op_rdm_deadline(struct op_net *on, const struct op_rdm_tx *t,
 			   const struct op_msg_cb *cb, u64 now)
 {
-	u64 rto = op_rdm_rto(on, t) << min_t(u8, cb->retries, 6);
+	u64 rto = op_rdm_rto(on, t) <<
+		  min_t(u8, cb->retries, OP_RDM_BACKOFF_MAX);
 
 	return now + min_t(u64, rto, OP_RDM_RTO_MAX_NS);
 }
@@ -109,6 +124,7 @@ static void op_rdm_rtt_sample(struct op_rdm_tx *t, u32 m)
 	u32 err;
 
 	m = max(m, 1U);
+	t->backoff = 0;
 	if (!t->srtt_us) {
 		t->srtt_us = m;
 		t->rttvar_us = m / 2;
@@ -582,6 +598,7 @@ static void op_rdm_unreachable_locked(struct op_net *on, struct op_peer *p,
 	t->edge = t->next + op_rdm_window(on);
 	t->cwnd = op_rdm_window(on);
 	t->alpha = 1024;
+	t->backoff = 0;
 	t->srtt_us = 0;
 	t->rttvar_us = 0;
 }
@@ -622,6 +639,8 @@ static struct op_peer *op_rdm_resend_due(struct op_net *on, u64 now)
 	struct sk_buff *skb;
 
 	list_for_each_entry(t, &on->rdm_active, active) {
+		bool timed_out = false;
+
 		skb_queue_walk(&t->out, skb) {
 			struct op_msg_cb *cb = OP_MSG_CB(skb);
 
@@ -630,6 +649,10 @@ static struct op_peer *op_rdm_resend_due(struct op_net *on, u64 now)
 				continue;
 			if (cb->retries >= budget)
 				return container_of(t, struct op_peer, rtx);
+			/* One doubling per scan, however many timed out. */
+			if (!timed_out && t->backoff < OP_RDM_BACKOFF_MAX)
+				t->backoff++;
+			timed_out = true;
 			cb->retries++;
 			cb->sent_us = op_now_us();
 			cb->deadline = op_rdm_deadline(on, t, cb, now);

@@ -487,6 +487,7 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 		op_rdm_deliver(on, ctl);
 	list_for_each_entry_safe(p, tmp, &on->ack_pending, ack_node)
 		op_ack_flush(on, p, ctl);
+	op_rdm_rx_tick(on, ctl);
 
 	xa_for_each(&on->peers, host, p) {
 		struct op_partial *m, *mt;

@@ -62,12 +62,13 @@ struct sockaddr_onepipe {
  *	value the next scattering would get at the earliest
  *	(the paper's onepipe_get_timestamp()).
  * ONEPIPE_LAST_TS (get, __u64): timestamp of the last scattering this socket
- *	sent; ENOENT before the first one.
+ *	sent; ENOENT before the first one; EINPROGRESS while a SOCK_RDM
+ *	scattering waits for window (not stamped yet; POLLOUT says when).
  * ONEPIPE_ORDERED (get/set, int): 1 (default) = messages this socket sends
  *	are delivered in total order; 0 = delivered on arrival, bypassing the
  *	reorder queue (for measuring what ordering costs).
  * ONEPIPE_BARRIER (get, __u64): the barrier below which this host has
- *	delivered everything.
+ *	delivered everything (for a SOCK_RDM socket, the commit barrier).
  */
 #define ONEPIPE_TIMESTAMP	1
 #define ONEPIPE_LAST_TS		2
