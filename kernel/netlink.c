@@ -264,6 +264,78 @@ out:
 	return skb->len;
 }
 
+/* What PEER_GET reports of one peer, copied under the locks. */
+struct op_nl_peer {
+	u32 v[__ONEPIPE_P_MAX];
+};
+
+static void op_nl_peer_read(struct op_net *on, struct op_peer *p,
+			    struct op_nl_peer *o)
+{
+	const struct op_rdm_tx *t = &p->rtx;
+	const struct op_rdm_rx *r = &p->rrx;
+
+	spin_lock_bh(&on->rx_lock);
+	o->v[ONEPIPE_P_RX_NXT] = r->nxt;
+	o->v[ONEPIPE_P_RX_HELD] = r->held;
+	o->v[ONEPIPE_P_RX_ADV] = r->adv;
+	spin_unlock_bh(&on->rx_lock);
+	spin_lock_bh(&on->tx_lock);
+	o->v[ONEPIPE_P_TX_NEXT] = t->next;
+	o->v[ONEPIPE_P_TX_EDGE] = t->edge;
+	o->v[ONEPIPE_P_TX_INFLIGHT] = t->inflight;
+	o->v[ONEPIPE_P_TX_RESERVED] = t->reserved;
+	o->v[ONEPIPE_P_TX_QUEUED] = skb_queue_len(&t->out);
+	o->v[ONEPIPE_P_CWND] = t->cwnd;
+	o->v[ONEPIPE_P_ALPHA] = t->alpha;
+	o->v[ONEPIPE_P_SRTT_US] = t->srtt_us;
+	o->v[ONEPIPE_P_RTTVAR_US] = t->rttvar_us;
+	o->v[ONEPIPE_P_BACKOFF] = t->backoff;
+	spin_unlock_bh(&on->tx_lock);
+	o->v[ONEPIPE_P_HOST] = p->host;
+}
+
+static int op_nl_fill_peer(struct sk_buff *skb, struct netlink_callback *cb,
+			   const struct op_nl_peer *o)
+{
+	struct nlattr *nest;
+	void *hdr;
+	int a;
+
+	hdr = op_nl_dump_hdr(skb, cb, ONEPIPE_CMD_PEER_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	nest = nla_nest_start(skb, ONEPIPE_A_PEER);
+	if (!nest)
+		goto cancel;
+	for (a = ONEPIPE_P_HOST; a <= ONEPIPE_P_MAX; a++)
+		if (nla_put_u32(skb, a, o->v[a]))
+			goto cancel;
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/* cb->args[0]: host id to resume at.  Peers are never freed meanwhile. */
+static int op_nl_peer_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct op_net *on = op_net(sock_net(skb->sk));
+	struct op_nl_peer o;
+	struct op_peer *p;
+	unsigned long host;
+
+	xa_for_each_start(&on->peers, host, p, cb->args[0]) {
+		op_nl_peer_read(on, p, &o);
+		if (op_nl_fill_peer(skb, cb, &o))
+			break;
+		cb->args[0] = host + 1;
+	}
+	return skb->len;
+}
+
 static const struct genl_small_ops op_genl_ops[] = {
 	{
 		.cmd	= ONEPIPE_CMD_HOST_GET,
@@ -286,6 +358,10 @@ static const struct genl_small_ops op_genl_ops[] = {
 	{
 		.cmd	= ONEPIPE_CMD_SOCK_GET,
 		.dumpit	= op_nl_sock_dump,
+	},
+	{
+		.cmd	= ONEPIPE_CMD_PEER_GET,
+		.dumpit	= op_nl_peer_dump,
 	},
 };
 

@@ -129,6 +129,7 @@ enum onepipe_cmd {
 	ONEPIPE_CMD_HOST_DOWN,	/* stop the transport (CAP_NET_ADMIN) */
 	ONEPIPE_CMD_LINK_GET,	/* dump: per input link state */
 	ONEPIPE_CMD_SOCK_GET,	/* dump: sockets of this netns */
+	ONEPIPE_CMD_PEER_GET,	/* dump: reliable-service state per peer host */
 	__ONEPIPE_CMD_MAX,
 };
 
@@ -161,6 +162,7 @@ enum onepipe_attr {
 	ONEPIPE_A_RX_COMMIT,		/* u64: commit barrier delivered up to */
 	ONEPIPE_A_RDM_WAITING,		/* u32: scatterings waiting for window */
 	ONEPIPE_A_RDM_UNACKED,		/* u32: reliable messages not yet ACKed */
+	ONEPIPE_A_PEER,			/* nest of ONEPIPE_P_* */
 	__ONEPIPE_A_MAX,
 };
 
@@ -236,6 +238,31 @@ enum onepipe_sock_attr {
 };
 
 #define ONEPIPE_S_MAX (__ONEPIPE_S_MAX - 1)
+
+/*
+ * Reliable-service state towards and from one peer host (ONEPIPE_A_PEER
+ * nest); all u32.  Sequence numbers count messages, per direction.
+ */
+enum onepipe_peer_attr {
+	ONEPIPE_P_UNSPEC,
+	ONEPIPE_P_HOST,			/* the peer's host id */
+	ONEPIPE_P_TX_NEXT,		/* sequence number of the next message */
+	ONEPIPE_P_TX_EDGE,		/* its window: may send seq < edge */
+	ONEPIPE_P_TX_INFLIGHT,		/* sent, not yet ACKed */
+	ONEPIPE_P_TX_RESERVED,		/* credits held by waiting scatterings */
+	ONEPIPE_P_TX_QUEUED,		/* sent, not yet committed */
+	ONEPIPE_P_CWND,			/* congestion window, messages */
+	ONEPIPE_P_ALPHA,		/* DCTCP marked fraction, in 1/1024 */
+	ONEPIPE_P_SRTT_US,		/* smoothed ACK round trip (0: none) */
+	ONEPIPE_P_RTTVAR_US,		/* its mean deviation */
+	ONEPIPE_P_BACKOFF,		/* timeout doublings in force */
+	ONEPIPE_P_RX_NXT,		/* every message below arrived */
+	ONEPIPE_P_RX_HELD,		/* held here, charged to its window */
+	ONEPIPE_P_RX_ADV,		/* window edge last advertised to it */
+	__ONEPIPE_P_MAX,
+};
+
+#define ONEPIPE_P_MAX (__ONEPIPE_P_MAX - 1)
 
 /* Default UDP port of the UDP transport (hosts and switches). */
 #define ONEPIPE_UDP_PORT	5640
