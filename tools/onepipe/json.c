@@ -3,6 +3,7 @@
  * Streaming JSON writer for the onepipe tool (see json.h).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "json.h"
@@ -160,6 +161,28 @@ void jw_int(struct jw *jw, int64_t v)
 {
 	jw_begin_value(jw);
 	fprintf(jw->f, "%" PRId64, v);
+}
+
+void jw_double(struct jw *jw, double v)
+{
+	char buf[32];
+	int prec;
+
+	/* JSON has no NaN or infinity. */
+	if (!isfinite(v)) {
+		jw_null(jw);
+		return;
+	}
+	/* 17 significant digits always read back exactly; try fewer first. */
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	if (prec == 17)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	jw_begin_value(jw);
+	fputs(buf, jw->f);
 }
 
 void jw_bool(struct jw *jw, bool v)

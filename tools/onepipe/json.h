@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Minimal streaming JSON writer: enough for the onepipe tool's objects,
- * arrays, strings, unsigned numbers and booleans.  The caller drives the
+ * arrays, strings, numbers and booleans.  The caller drives the
  * structure; the writer only takes care of commas, quoting and indentation,
  * so output is valid JSON by construction.
  */
@@ -29,6 +29,8 @@ void jw_name(struct jw *jw, const char *name);
 void jw_string(struct jw *jw, const char *s);
 void jw_uint(struct jw *jw, uint64_t v);
 void jw_int(struct jw *jw, int64_t v);
+/* Shortest form that reads back as @v; null if not finite. */
+void jw_double(struct jw *jw, double v);
 void jw_bool(struct jw *jw, bool v);
 void jw_null(struct jw *jw);
 

@@ -35,6 +35,7 @@ const struct op_attr_spec op_attrs[ONEPIPE_A_MAX + 1] = {
 	ATTR(RX_COMMIT,		8, NULL),
 	ATTR(RDM_WAITING,	4, NULL),
 	ATTR(RDM_UNACKED,	4, NULL),
+	ATTR(PEER,		0, NULL),
 };
 
 struct parse_ctx {

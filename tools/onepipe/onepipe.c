@@ -28,6 +28,7 @@ static const struct {
 	{ "host", do_host },
 	{ "link", do_link },
 	{ "sock", do_sock },
+	{ "peer", do_peer },
 };
 
 static void usage(FILE *f)
@@ -35,7 +36,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: onepipe [ OPTIONS ] OBJECT { COMMAND | help }\n"
 		"       onepipe [ -V | -h ]\n"
-		"where  OBJECT := { host | link | sock }\n"
+		"where  OBJECT := { host | link | sock | peer }\n"
 		"       OPTIONS := { -j[son] | -p[retty] | -n[etns] NAME |\n"
 		"                    -V[ersion] | -h[elp] }\n");
 }

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "out.h"
@@ -103,6 +104,35 @@ void out_int(struct op_out *o, const char *key, const char *label,
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%" PRId64, v);
+	out_item(o, label ? label : key, buf);
+}
+
+void out_uint_unit(struct op_out *o, const char *key, const char *label,
+		   uint64_t v, const char *unit)
+{
+	char buf[32];
+
+	if (o->jw) {
+		jw_name(o->jw, key);
+		jw_uint(o->jw, v);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%" PRIu64 "%s", v, unit);
+	out_item(o, label ? label : key, buf);
+}
+
+void out_frac(struct op_out *o, const char *key, const char *label,
+	      uint64_t num, uint64_t den, int decimals)
+{
+	double v = den ? (double)num / den : NAN;
+	char buf[48];
+
+	if (o->jw) {
+		jw_name(o->jw, key);
+		jw_double(o->jw, v);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
 	out_item(o, label ? label : key, buf);
 }
 

@@ -51,6 +51,18 @@ void out_int(struct op_out *o, const char *key, const char *label,
 	     int64_t v);
 void out_str(struct op_out *o, const char *key, const char *label,
 	     const char *s);
+/*
+ * A quantity with a unit: "label 412us" in text, "key": 412 in JSON, where
+ * the key names the unit ("srtt_us").
+ */
+void out_uint_unit(struct op_out *o, const char *key, const char *label,
+		   uint64_t v, const char *unit);
+/*
+ * The fraction @num / @den: rounded to @decimals places in text, a JSON
+ * number in full (exact when @den is a power of two).
+ */
+void out_frac(struct op_out *o, const char *key, const char *label,
+	      uint64_t num, uint64_t den, int decimals);
 /* on/off in text, true/false in JSON. */
 void out_onoff(struct op_out *o, const char *key, const char *label, bool v);
 

@@ -34,11 +34,13 @@ struct op_ctx {
 int do_host(struct op_ctx *ctx, int argc, char **argv);
 int do_link(struct op_ctx *ctx, int argc, char **argv);
 int do_sock(struct op_ctx *ctx, int argc, char **argv);
+int do_peer(struct op_ctx *ctx, int argc, char **argv);
 
 /* Usage of each object, for "OBJECT help" (stdout) and errors. */
 void host_usage(FILE *f);
 void link_usage(FILE *f);
 void sock_usage(FILE *f);
+void peer_usage(FILE *f);
 
 /*
  * Report a command-line error as "onepipe: ..." plus a pointer to
@@ -95,10 +97,15 @@ int64_t op_ts_lag(uint64_t now, uint64_t then);
 /* "tx_msgs" for ONEPIPE_C_TX_MSGS; NULL if unknown. */
 const char *op_counter_name(unsigned int id);
 
-/* One ONEPIPE_A_LINK / ONEPIPE_A_SOCK nest, parsed with these specs. */
+/*
+ * One ONEPIPE_A_LINK / ONEPIPE_A_SOCK / ONEPIPE_A_PEER nest, parsed with
+ * these specs.
+ */
 extern const struct op_attr_spec op_link_attrs[ONEPIPE_L_MAX + 1];
 extern const struct op_attr_spec op_sock_attrs[ONEPIPE_S_MAX + 1];
+extern const struct op_attr_spec op_peer_attrs[ONEPIPE_P_MAX + 1];
 void op_link_print(struct op_out *o, const struct nlattr **tb);
 void op_sock_print(struct op_out *o, const struct nlattr **tb);
+void op_peer_print(struct op_out *o, const struct nlattr **tb);
 
 #endif /* ONEPIPE_TOOL_H */

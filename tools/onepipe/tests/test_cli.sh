@@ -59,13 +59,15 @@ expect_fail() {
 expect_ok "-V prints the version" "^onepipe utility, version" -V
 expect_ok "--version" "^onepipe utility, version" --version
 expect_ok "-h prints usage" "^Usage: onepipe" -h
-expect_ok "help prints usage" "OBJECT := { host | link | sock }" help
+expect_ok "help prints usage" "OBJECT := { host | link | sock | peer }" help
 expect_ok "host help" "onepipe host set id ID" host help
 expect_ok "h help (object abbreviation)" "onepipe host down" h help
 expect_ok "link help" "onepipe link show" link help
 expect_ok "l he (both abbreviated)" "onepipe link show" l he
 expect_ok "sock help" "onepipe sock show" sock help
 expect_ok "s help" "onepipe sock show" s help
+expect_ok "peer help" "onepipe peer show" peer help
+expect_ok "p h (both abbreviated)" "onepipe peer show" p h
 
 expect_fail "no object: usage error" "^Usage: onepipe"
 expect_fail "unknown option" "^Usage: onepipe" -x host show
@@ -74,6 +76,7 @@ expect_fail "unknown object" 'object "frob" is unknown' frob
 expect_fail "unknown host command" 'command "frob" is unknown' host frob
 expect_fail "unknown link command" 'Try "onepipe link help"' link frob
 expect_fail "unknown sock command" 'Try "onepipe sock help"' sock frob
+expect_fail "unknown peer command" 'Try "onepipe peer help"' peer frob
 expect_fail "host show takes no argument" 'unexpected argument "x"' \
 	host show x
 expect_fail "host down takes no argument" 'unexpected argument "now"' \
@@ -82,6 +85,8 @@ expect_fail "link show takes no argument" 'unexpected argument "x"' \
 	link show x
 expect_fail "sock show takes no argument" 'unexpected argument "x"' \
 	-j sock show x
+expect_fail "peer show takes no argument" 'peer show: unexpected argument "x"' \
+	peer show x
 expect_fail "host set without id" '"id" is required' host set
 expect_fail "host set id 0" 'invalid host id "0"' host set id 0
 expect_fail "host set id 2^32-1" 'invalid host id "4294967295"' \
@@ -106,10 +111,13 @@ notfound="onepipe: generic netlink family 'onepipe' not found (is onepipe.ko loa
 if [ -d /sys/module/onepipe ]; then
 	skip "host show without the module" "onepipe.ko is loaded"
 	skip "link show -j without the module" "onepipe.ko is loaded"
+	skip "peer show -j without the module" "onepipe.ko is loaded"
 else
 	expect_fail "host show without the module" "^$notfound\$" host show
 	expect_fail "link show -j without the module" "^$notfound\$" \
 		-j link show
+	expect_fail "peer show -j without the module" "^$notfound\$" \
+		-j peer show
 fi
 
 echo "1..$n"

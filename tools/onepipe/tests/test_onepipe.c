@@ -2,10 +2,11 @@
 /*
  * Unit tests of the onepipe tool's kernel-free parts: number, address and
  * "host set" argument parsing, the JSON writer, and the text/JSON rendering
- * of host, link and sock replies built by hand.  TAP output.
+ * of host, link, sock and peer replies built by hand.  TAP output.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,22 @@ static void json_nothing(struct jw *jw)
 	(void)jw;
 }
 
+static void json_doubles(struct jw *jw)
+{
+	jw_start_array(jw);
+	jw_double(jw, 0.0625);
+	jw_double(jw, 1);
+	jw_double(jw, 0);
+	jw_double(jw, 0.1);
+	jw_double(jw, 1.0 / 1024);
+	jw_double(jw, 4294967295.0 / 1024);
+	jw_double(jw, -2.5e-300);
+	jw_double(jw, 1.0 / 3);
+	jw_double(jw, NAN);
+	jw_double(jw, INFINITY);
+	jw_end_array(jw);
+}
+
 static void test_json(void)
 {
 	char *s;
@@ -312,6 +329,11 @@ static void test_json(void)
 		  "    ]\n"
 		  "}\n",
 	       "json: pretty document");
+	free(s);
+	s = capture_json(false, json_doubles);
+	is_str(s, "[0.0625,1,0,0.1,0.0009765625,4194303.9990234375,-2.5e-300,"
+		  "0.3333333333333333,null,null]\n",
+	       "json: doubles in their shortest exact form, null if not finite");
 	free(s);
 	s = capture_json(true, json_empty_array);
 	is_str(s, "[]\n", "json: empty array");
@@ -632,6 +654,9 @@ static char *render_dump(struct nlmsghdr **msgs, int n, uint16_t nest_type,
 	out_array_start(&o);
 	for (i = 0; i < n; i++) {
 		op_nl_parse_msg(msgs[i], op_attrs, ONEPIPE_A_MAX, top);
+		/* As the tool does: a reply without its nest shows nothing. */
+		if (!top[nest_type])
+			continue;
 		op_nl_parse_nest(top[nest_type], spec, max, tb);
 		op_print_item(&o, print, tb);
 	}
@@ -731,6 +756,198 @@ static void test_sock(void)
 		  "{\"port\":7,\"type\":\"rdm\",\"ordered\":false,"
 		  "\"rx_queued\":100,\"tx_queued\":200,\"inode\":4242}]\n",
 	       "sock show: JSON array");
+	free(s);
+}
+
+/* One peer's attributes, indexed by ONEPIPE_P_*. */
+struct peer_vals {
+	uint32_t v[ONEPIPE_P_MAX + 1];
+};
+
+static const struct peer_vals peer_example = { .v = {
+	[ONEPIPE_P_HOST] = 3, [ONEPIPE_P_TX_NEXT] = 120,
+	[ONEPIPE_P_TX_EDGE] = 376, [ONEPIPE_P_TX_INFLIGHT] = 4,
+	[ONEPIPE_P_TX_RESERVED] = 0, [ONEPIPE_P_TX_QUEUED] = 9,
+	[ONEPIPE_P_CWND] = 256, [ONEPIPE_P_ALPHA] = 64,
+	[ONEPIPE_P_SRTT_US] = 412, [ONEPIPE_P_RTTVAR_US] = 80,
+	[ONEPIPE_P_BACKOFF] = 0, [ONEPIPE_P_RX_NXT] = 98,
+	[ONEPIPE_P_RX_HELD] = 2, [ONEPIPE_P_RX_ADV] = 354,
+} };
+
+/*
+ * A PEER_GET reply with every attribute of @pv as a u32, except those in
+ * the bit mask @skip (1 << ONEPIPE_P_*), which are left out.
+ */
+static struct nlmsghdr *peer_msg(char *buf, const struct peer_vals *pv,
+				 uint32_t skip)
+{
+	struct nlmsghdr *nlh = fake_reply(buf, ONEPIPE_CMD_PEER_GET);
+	struct nlattr *nest = mnl_attr_nest_start(nlh, ONEPIPE_A_PEER);
+	unsigned int a;
+
+	for (a = ONEPIPE_P_HOST; a <= ONEPIPE_P_MAX; a++)
+		if (!(skip & (1U << a)))
+			mnl_attr_put_u32(nlh, a, pv->v[a]);
+	mnl_attr_nest_end(nlh, nest);
+	return nlh;
+}
+
+static char *render_peers(struct nlmsghdr **msgs, int n, bool json)
+{
+	return render_dump(msgs, n, ONEPIPE_A_PEER, op_peer_attrs,
+			   ONEPIPE_P_MAX, op_peer_print, json);
+}
+
+static void test_peer(void)
+{
+	static char b0[512], b1[512];
+	struct peer_vals big = { .v = {
+		[ONEPIPE_P_HOST] = 4294967294U,
+		/* Sequence numbers about to wrap: the window is still 12. */
+		[ONEPIPE_P_TX_NEXT] = 4294967290U, [ONEPIPE_P_TX_EDGE] = 6,
+		[ONEPIPE_P_TX_INFLIGHT] = 1024, [ONEPIPE_P_TX_RESERVED] = 1000,
+		[ONEPIPE_P_TX_QUEUED] = 4294967295U, [ONEPIPE_P_CWND] = 1,
+		[ONEPIPE_P_ALPHA] = 1024, [ONEPIPE_P_SRTT_US] = 1234567,
+		[ONEPIPE_P_RTTVAR_US] = 4294967295U, [ONEPIPE_P_BACKOFF] = 6,
+		[ONEPIPE_P_RX_NXT] = 4294967295U, [ONEPIPE_P_RX_HELD] = 1024,
+		[ONEPIPE_P_RX_ADV] = 1023,
+	} };
+	struct nlmsghdr *msgs[2];
+	const struct nlattr *top[ONEPIPE_A_MAX + 1];
+	char *s;
+
+	msgs[0] = peer_msg(b0, &peer_example, 0);
+	msgs[1] = peer_msg(b1, &big, 0);
+	op_nl_parse_msg(msgs[0], op_attrs, ONEPIPE_A_MAX, top);
+	ok(top[ONEPIPE_A_PEER] != NULL,
+	   "peer show: replies' ONEPIPE_A_PEER nest is recognised");
+	s = render_peers(msgs, 2, false);
+	is_str(s,
+	       "peer 3 tx next 120 edge 376 window 256 inflight 4 reserved 0 queued 9 cwnd 256\n"
+	       "    alpha 0.062 srtt 412us rttvar 80us backoff 0 rx nxt 98 held 2 adv 354\n"
+	       "peer 4294967294 tx next 4294967290 edge 6 window 12 inflight 1024 reserved 1000\n"
+	       "    queued 4294967295 cwnd 1 alpha 1.000 srtt 1234567us rttvar 4294967295us\n"
+	       "    backoff 6 rx nxt 4294967295 held 1024 adv 1023\n",
+	       "peer show: text, wrapped with 4 spaces");
+	ok(max_line(s) <= OUT_TEXT_WIDTH, "peer show: text fits in %d columns",
+	   OUT_TEXT_WIDTH);
+	free(s);
+	s = render_peers(msgs, 2, true);
+	is_str(s,
+	       "[{\"host\":3,\"tx_next\":120,\"tx_edge\":376,\"window\":256,"
+	       "\"tx_inflight\":4,\"tx_reserved\":0,\"tx_queued\":9,"
+	       "\"cwnd\":256,\"alpha\":0.0625,\"srtt_us\":412,"
+	       "\"rttvar_us\":80,\"backoff\":0,\"rx_nxt\":98,\"rx_held\":2,"
+	       "\"rx_adv\":354},"
+	       "{\"host\":4294967294,\"tx_next\":4294967290,\"tx_edge\":6,"
+	       "\"window\":12,\"tx_inflight\":1024,\"tx_reserved\":1000,"
+	       "\"tx_queued\":4294967295,\"cwnd\":1,\"alpha\":1,"
+	       "\"srtt_us\":1234567,\"rttvar_us\":4294967295,\"backoff\":6,"
+	       "\"rx_nxt\":4294967295,\"rx_held\":1024,\"rx_adv\":1023}]\n",
+	       "peer show: JSON array, alpha as a number");
+	free(s);
+	s = render_peers(msgs, 0, true);
+	is_str(s, "[]\n", "peer show: no peers is [] in JSON");
+	free(s);
+}
+
+/* Edge behind next, no round-trip sample yet, odd alpha. */
+static void test_peer_values(void)
+{
+	static char b0[512];
+	struct peer_vals pv = peer_example;
+	struct nlmsghdr *msg;
+	char *s;
+
+	pv.v[ONEPIPE_P_TX_NEXT] = 10;
+	pv.v[ONEPIPE_P_TX_EDGE] = 5;
+	pv.v[ONEPIPE_P_SRTT_US] = 0;
+	pv.v[ONEPIPE_P_RTTVAR_US] = 0;
+	pv.v[ONEPIPE_P_ALPHA] = 1;
+	msg = peer_msg(b0, &pv, 0);
+	s = render_peers(&msg, 1, false);
+	is_str(s,
+	       "peer 3 tx next 10 edge 5 window -5 inflight 4 reserved 0 queued 9 cwnd 256\n"
+	       "    alpha 0.001 backoff 0 rx nxt 98 held 2 adv 354\n",
+	       "peer show: negative window; no srtt/rttvar before a sample");
+	free(s);
+	s = render_peers(&msg, 1, true);
+	is_str(s,
+	       "[{\"host\":3,\"tx_next\":10,\"tx_edge\":5,\"window\":-5,"
+	       "\"tx_inflight\":4,\"tx_reserved\":0,\"tx_queued\":9,"
+	       "\"cwnd\":256,\"alpha\":0.0009765625,\"backoff\":0,"
+	       "\"rx_nxt\":98,\"rx_held\":2,\"rx_adv\":354}]\n",
+	       "peer show: JSON, exact alpha, no srtt_us/rttvar_us");
+	free(s);
+}
+
+/* An attribute of the wrong size is dropped with a warning. */
+static void test_peer_bad_size(void)
+{
+	static char b0[512];
+	struct nlmsghdr *msg = fake_reply(b0, ONEPIPE_CMD_PEER_GET);
+	struct nlattr *nest = mnl_attr_nest_start(msg, ONEPIPE_A_PEER);
+	char *s, *err;
+
+	mnl_attr_put_u32(msg, ONEPIPE_P_HOST, 7);
+	mnl_attr_put_u32(msg, ONEPIPE_P_TX_NEXT, 100);
+	mnl_attr_put_u64(msg, ONEPIPE_P_TX_EDGE, 356);	/* u64, not u32 */
+	mnl_attr_put_u32(msg, ONEPIPE_P_CWND, 16);
+	mnl_attr_put_u16(msg, ONEPIPE_P_ALPHA, 512);	/* u16, not u32 */
+	mnl_attr_put_u32(msg, ONEPIPE_P_RX_NXT, 5);
+	mnl_attr_put_u32(msg, ONEPIPE_P_MAX + 1, 9);	/* newer kernel */
+	mnl_attr_nest_end(msg, nest);
+	stderr_begin();
+	s = render_peers(&msg, 1, false);
+	err = stderr_end();
+	is_str(err,
+	       "onepipe: warning: kernel sent ONEPIPE_P_TX_EDGE with 8 bytes, "
+	       "expected 4; ignored\n"
+	       "onepipe: warning: kernel sent ONEPIPE_P_ALPHA with 2 bytes, "
+	       "expected 4; ignored\n",
+	       "peer show: wrong-size attributes are reported on stderr");
+	is_str(s, "peer 7 tx next 100 cwnd 16 rx nxt 5\n",
+	       "peer show: ... and left out, with the window they imply");
+	free(s);
+	free(err);
+	stderr_begin();
+	s = render_peers(&msg, 1, true);
+	free(stderr_end());
+	is_str(s, "[{\"host\":7,\"tx_next\":100,\"cwnd\":16,\"rx_nxt\":5}]\n",
+	       "peer show: JSON without the wrong-size attributes");
+	free(s);
+}
+
+/* Attributes the kernel left out are not shown, nor what they imply. */
+static void test_peer_missing(void)
+{
+	static char b0[512], b1[512];
+	struct nlmsghdr *msgs[2] = {
+		/* No host, no tx next: "tx" leads the first tx item left. */
+		peer_msg(b0, &peer_example,
+			 1U << ONEPIPE_P_HOST | 1U << ONEPIPE_P_TX_NEXT |
+			 1U << ONEPIPE_P_RX_NXT | 1U << ONEPIPE_P_RTTVAR_US),
+		/* The receiving half only. */
+		peer_msg(b1, &peer_example,
+			 ((1U << (ONEPIPE_P_BACKOFF + 1)) - 1) &
+			 ~(1U << ONEPIPE_P_HOST)),
+	};
+	char *s;
+
+	s = render_peers(msgs, 2, false);
+	is_str(s,
+	       "tx edge 376 inflight 4 reserved 0 queued 9 cwnd 256 alpha 0.062 srtt 412us\n"
+	       "    backoff 0 rx held 2 adv 354\n"
+	       "peer 3 rx nxt 98 held 2 adv 354\n",
+	       "peer show: missing attributes and the window left out, text");
+	free(s);
+	s = render_peers(msgs, 2, true);
+	is_str(s,
+	       "[{\"tx_edge\":376,\"tx_inflight\":4,\"tx_reserved\":0,"
+	       "\"tx_queued\":9,\"cwnd\":256,\"alpha\":0.0625,"
+	       "\"srtt_us\":412,\"backoff\":0,\"rx_held\":2,\"rx_adv\":354},"
+	       "{\"host\":3,\"rx_nxt\":98,\"rx_held\":2,\"rx_adv\":354}]\n",
+	       "peer show: missing attributes left out, JSON");
 	free(s);
 }
 
@@ -841,6 +1058,10 @@ int main(void)
 	test_counter_names();
 	test_link();
 	test_sock();
+	test_peer();
+	test_peer_values();
+	test_peer_bad_size();
+	test_peer_missing();
 	test_extack();
 	printf("1..%d\n", tests);
 	if (failures)
