@@ -444,9 +444,16 @@ static int op_recvmsg(struct socket *sock, struct msghdr *msg, size_t len,
 		err = skb->len;
 out:
 	skb_free_datagram(sk, skb);
-	/* Committed messages that did not fit may now. */
-	if (op_sk_reliable(sk) && !skb_queue_empty_lockless(&op_sk(sk)->backlog))
-		op_rdm_refill(op_net(sock_net(sk)), op_sk(sk));
+	if (op_sk_reliable(sk)) {
+		/*
+		 * Committed messages that did not fit may now.  Pairs with
+		 * the barrier in op_rdm_deliver_one(): either it sees the
+		 * receive queue empty, or this sees its backlog.
+		 */
+		smp_mb();
+		if (!skb_queue_empty_lockless(&op_sk(sk)->backlog))
+			op_rdm_refill(op_net(sock_net(sk)), op_sk(sk));
+	}
 	return err;
 }
 
@@ -464,6 +471,12 @@ static int op_setsockopt(struct socket *sock, int level, int optname,
 			return -EINVAL;
 		if (copy_from_sockptr(&val, optval, sizeof(val)))
 			return -EFAULT;
+		/*
+		 * A reliable message delivered on arrival could no longer be
+		 * recalled: the service is ordered or it is not atomic.
+		 */
+		if (!val && op_sk_reliable(sock->sk))
+			return -EOPNOTSUPP;
 		lock_sock(sock->sk);
 		os->ordered = !!val;
 		release_sock(sock->sk);

@@ -73,9 +73,13 @@ extern const struct op_transport_ops op_udp_transport;
 
 /* Reliable receive state keeps a ring of this many sequence numbers. */
 #define OP_RDM_SEEN_BITS	2048
-/* Refusals a receiver remembers per sender, to refuse copies again. */
+/* Refusal codes a receiver remembers per sender, for NAKing copies. */
 #define OP_RDM_REFUSED		8
-/* Most messages a reliable window (net.onepipe.rdm_window) may allow. */
+/*
+ * Most messages a reliable window (net.onepipe.rdm_window) may allow; a
+ * receiver accepts sequence numbers up to this far above the first one
+ * missing, and remembers refusals this far below it.
+ */
 #define OP_RDM_WINDOW_MAX	(OP_RDM_SEEN_BITS / 2)
 
 /**
@@ -92,6 +96,8 @@ extern const struct op_transport_ops op_udp_transport;
  * @srtt_us: smoothed ACK round-trip time, 0 until measured
  * @rttvar_us: its mean deviation
  * @probe_at: ktime_get_ns() when a window probe may go out next
+ * @sync: messages were abandoned (not ACKed, not recalled): probes tell
+ *	the receiver until it has skipped them
  * @backoff: the retransmission timeout is doubled this many times, from
  *	a timeout until the next round-trip sample (as TCP does)
  * @inflight: messages sent and not yet ACKed (nor failed)
@@ -114,6 +120,7 @@ struct op_rdm_tx {
 	u32 srtt_us;
 	u32 rttvar_us;
 	u64 probe_at;
+	bool sync;
 	u32 backoff;
 	u32 inflight;
 	u32 cwnd;
@@ -131,6 +138,9 @@ struct op_rdm_tx {
  * @adv: window edge last advertised
  * @seen: ring of OP_RDM_SEEN_BITS: bit seq % OP_RDM_SEEN_BITS is set when
  *	message seq (>= @nxt) has arrived
+ * @refused: ring like @seen: bit seq % OP_RDM_SEEN_BITS is set when message
+ *	seq (within OP_RDM_WINDOW_MAX of @nxt, either side) was refused or
+ *	abandoned by its sender, so that a copy is never ACKed
  * @refused_seq: the last OP_RDM_REFUSED messages refused (NAKed)
  * @refused_code: their NAK codes, 0 for an empty slot
  * @refused_next: slot the next refusal takes
@@ -148,6 +158,7 @@ struct op_rdm_rx {
 	u32 held;
 	u32 adv;
 	DECLARE_BITMAP(seen, OP_RDM_SEEN_BITS);
+	DECLARE_BITMAP(refused, OP_RDM_SEEN_BITS);
 	u32 refused_seq[OP_RDM_REFUSED];
 	u8 refused_code[OP_RDM_REFUSED];
 	u8 refused_next;

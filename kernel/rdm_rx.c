@@ -148,7 +148,7 @@ static bool op_rdm_seen(const struct op_rdm_rx *r, u32 seq)
 {
 	s32 d = (s32)(seq - r->nxt);
 
-	return d < 0 || (d < OP_RDM_SEEN_BITS &&
+	return d < 0 || (d < OP_RDM_WINDOW_MAX &&
 			 test_bit(seq % OP_RDM_SEEN_BITS, r->seen));
 }
 
@@ -158,8 +158,19 @@ static void op_rdm_mark_seen(struct op_rdm_rx *r, u32 seq)
 	__set_bit(seq % OP_RDM_SEEN_BITS, r->seen);
 	while (test_bit(r->nxt % OP_RDM_SEEN_BITS, r->seen)) {
 		__clear_bit(r->nxt % OP_RDM_SEEN_BITS, r->seen);
+		/* Refusals are kept from nxt - MAX up to nxt + MAX. */
+		__clear_bit((r->nxt + OP_RDM_WINDOW_MAX) % OP_RDM_SEEN_BITS,
+			    r->refused);
 		r->nxt++;
 	}
+}
+
+/* Within the span where refusals are remembered? */
+static bool op_rdm_refusal_known(const struct op_rdm_rx *r, u32 seq)
+{
+	s32 d = (s32)(seq - r->nxt);
+
+	return d >= -OP_RDM_WINDOW_MAX && d < OP_RDM_WINDOW_MAX;
 }
 
 /*
@@ -178,13 +189,61 @@ static void op_rdm_release(struct op_net *on, struct op_peer *p,
 		op_rdm_ctl(on, ctl, p, OP_PKT_ACK, r->nxt - 1, OP_ACK_WINDOW);
 }
 
-static void op_rdm_release_skb(struct op_net *on, struct sk_buff *skb,
-			       struct sk_buff_head *ctl)
+static void op_rdm_release_host(struct op_net *on, u32 host,
+				struct sk_buff_head *ctl)
 {
-	struct op_peer *p = xa_load(&on->peers, OP_RX_CB(skb)->node.src_host);
+	struct op_peer *p = xa_load(&on->peers, host);
 
 	if (p)
 		op_rdm_release(on, p, ctl);
+}
+
+static void op_rdm_release_skb(struct op_net *on, struct sk_buff *skb,
+			       struct sk_buff_head *ctl)
+{
+	op_rdm_release_host(on, OP_RX_CB(skb)->node.src_host, ctl);
+}
+
+/* Queue @skb on @sk although the receive buffer is full. */
+static void op_rdm_force_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	skb_set_owner_r(skb, sk);
+	sock_skb_set_dropcount(sk, skb);
+	skb_queue_tail(&sk->sk_receive_queue, skb);
+	if (!sock_flag(sk, SOCK_DEAD))
+		sk->sk_data_ready(sk);
+}
+
+/*
+ * Move @os's backlog into its receive queue while the receive buffer
+ * takes it.  An empty receive queue always takes the head, or a reader
+ * that emptied it just after our try (its last skb filled the buffer)
+ * would sleep while messages wait in the backlog.
+ */
+static void op_rdm_feed(struct op_net *on, struct op_sock *os,
+			struct sk_buff_head *ctl)
+{
+	struct sock *sk = &os->sk;
+	struct sk_buff *skb;
+	int err;
+
+	while ((skb = __skb_dequeue(&os->backlog))) {
+		/* Once queued, a reader may free it at any time. */
+		u32 host = OP_RX_CB(skb)->node.src_host;
+
+		err = sock_queue_rcv_skb(sk, skb);
+		if (err == -ENOMEM || err == -ENOBUFS) {
+			if (!skb_queue_empty_lockless(&sk->sk_receive_queue)) {
+				__skb_queue_head(&os->backlog, skb);
+				return;
+			}
+			op_rdm_force_rcv(sk, skb);
+		} else if (err) {
+			/* A socket filter said no: as if read and dropped. */
+			kfree_skb(skb);
+		}
+		op_rdm_release_host(on, host, ctl);
+	}
 }
 
 /* Hand a committed message to its socket, or to the socket's backlog. */
@@ -209,16 +268,10 @@ static void op_rdm_deliver_one(struct op_net *on, struct sk_buff *skb,
 	op_count_add(on, ONEPIPE_C_COMMIT_LAG_NS,
 		     max_t(s64, op_ts_diff(op_ts(op_now(on)), rcb->node.ts), 0));
 	os = op_sk(sk);
-	if (skb_queue_empty(&os->backlog)) {
-		struct op_peer *p = xa_load(&on->peers, rcb->node.src_host);
-
-		if (!sock_queue_rcv_skb(sk, skb)) {
-			if (p)
-				op_rdm_release(on, p, ctl);
-			return;
-		}
-	}
 	__skb_queue_tail(&os->backlog, skb);
+	/* Pairs with the barrier in op_recvmsg(): one of us feeds it. */
+	smp_mb();
+	op_rdm_feed(on, os, ctl);
 }
 
 /* Is @n recalled?  Then the recall is used up. */
@@ -283,51 +336,61 @@ void op_rdm_rx_msg(struct op_net *on, struct sk_buff *skb,
 {
 	struct op_peer *p = xa_load(&on->peers, h->src_host);
 
-	/* op_rdm_rx_data() created the peer; no room means: send again. */
-	if (!p || on->pq_bytes + skb->truesize > OP_MAX_PQ_BYTES) {
-		op_count(on, ONEPIPE_C_RX_NOBUFS);
+	/*
+	 * op_rdm_rx_data() created the peer.  No byte cap here: the window
+	 * is the admission control, and refusing a message inside it could
+	 * hold the commit barrier until the sender gives up.
+	 */
+	if (!p) {
 		kfree_skb(skb);
 		return;
 	}
 	op_rdm_mark_seen(&p->rrx, h->seq);
 	p->rrx.held++;
 	op_rdm_ack_received(on, p, h->seq, ctl);
-	if (h->flags & OP_F_UNORDERED) {
-		rcu_read_lock();
-		op_rdm_deliver_one(on, skb, ctl);
-		rcu_read_unlock();
-		return;
-	}
 	on->pq_bytes += skb->truesize;
 	op_pq_push(&on->rdm_pq, &OP_RX_CB(skb)->node);
 }
 
 /*
- * Refuse message @h for good: it counts as settled here, and the refusal
- * is remembered so that a resent copy is refused again, not ACKed.
+ * Message @seq from @p is settled without being taken: refused, or
+ * abandoned by its sender.  A copy that comes later must not be ACKed as
+ * if it were held here: it is refused again with @code.
  */
+static void op_rdm_settle_refused(struct op_net *on, struct op_peer *p,
+				  u32 seq, u8 code)
+{
+	struct op_rdm_rx *r = &p->rrx;
+
+	__set_bit(seq % OP_RDM_SEEN_BITS, r->refused);
+	r->refused_seq[r->refused_next] = seq;
+	r->refused_code[r->refused_next] = code;
+	r->refused_next = (r->refused_next + 1) % OP_RDM_REFUSED;
+	op_partial_drop(on, p, seq, OP_F_RELIABLE);
+	op_rdm_mark_seen(r, seq);
+}
+
+/* Refuse message @h for good and tell its sender. */
 static void op_rdm_refuse(struct op_net *on, struct op_peer *p,
 			  const struct op_hdr *h, u8 code,
 			  struct sk_buff_head *ctl)
 {
-	struct op_rdm_rx *r = &p->rrx;
-
-	r->refused_seq[r->refused_next] = h->seq;
-	r->refused_code[r->refused_next] = code;
-	r->refused_next = (r->refused_next + 1) % OP_RDM_REFUSED;
-	op_rdm_mark_seen(r, h->seq);
-	op_partial_drop(on, p, h->seq, OP_F_RELIABLE);
+	op_rdm_settle_refused(on, p, h->seq, code);
 	op_rdm_ctl(on, ctl, p, OP_PKT_NAK, h->seq, code);
 }
 
+/* The NAK code @seq was refused with, or 0 if it was not refused. */
 static int op_rdm_refused(const struct op_rdm_rx *r, u32 seq)
 {
 	unsigned int i;
 
+	if (!op_rdm_refusal_known(r, seq) ||
+	    !test_bit(seq % OP_RDM_SEEN_BITS, r->refused))
+		return 0;
 	for (i = 0; i < OP_RDM_REFUSED; i++)
 		if (r->refused_code[i] && r->refused_seq[i] == seq)
 			return r->refused_code[i];
-	return 0;
+	return OP_NAK_NOPORT;	/* the code itself is forgotten */
 }
 
 /**
@@ -354,18 +417,23 @@ void op_rdm_rx_data(struct op_net *on, struct sk_buff *skb,
 		goto drop;
 	}
 	if (op_rdm_seen(r, h->seq)) {
-		/* Our ACK was lost, or this is a copy: ACK again. */
 		op_count(on, ONEPIPE_C_RX_DUP);
-		op_rdm_ctl(on, ctl, p, OP_PKT_ACK, h->seq, OP_ACK_RECEIVED);
+		/*
+		 * Our ACK was lost, or this is a copy: ACK again, unless it is
+		 * too old to tell a refused message from a taken one; the
+		 * sender then times out, which is safe.
+		 */
+		if (op_rdm_refusal_known(r, h->seq))
+			op_rdm_ctl(on, ctl, p, OP_PKT_ACK, h->seq,
+				   OP_ACK_RECEIVED);
 		goto drop;
 	}
-	if ((s32)(h->seq - r->nxt) >= OP_RDM_SEEN_BITS) {
+	if ((s32)(h->seq - r->nxt) >= OP_RDM_WINDOW_MAX) {
 		/* Beyond any window we granted. */
 		op_count(on, ONEPIPE_C_RX_BAD);
 		goto drop;
 	}
-	if (!(h->flags & OP_F_UNORDERED) && on->cagg.valid &&
-	    op_ts_before(h->ts, on->cdelivered)) {
+	if (on->cagg.valid && op_ts_before(h->ts, on->cdelivered)) {
 		/* Only a sender that lost its own state can do this. */
 		op_count(on, ONEPIPE_C_RX_LATE);
 		op_rdm_refuse(on, p, h, OP_NAK_LATE, ctl);
@@ -411,7 +479,7 @@ void op_rdm_rx_recall(struct op_net *on, const struct op_hdr *h,
 		return;
 	r = &p->rrx;
 	if (!op_rdm_seen(r, h->seq)) {
-		if ((s32)(h->seq - r->nxt) >= OP_RDM_SEEN_BITS)
+		if ((s32)(h->seq - r->nxt) >= OP_RDM_WINDOW_MAX)
 			return;
 		if (op_partial_drop(on, p, h->seq, OP_F_RELIABLE))
 			op_count(on, ONEPIPE_C_RX_RECALLS);
@@ -460,10 +528,28 @@ void op_rdm_rx_probe(struct op_net *on, const struct op_hdr *h,
 		     struct sk_buff_head *ctl)
 {
 	struct op_peer *p = op_peer_get(on, h->src_host, GFP_ATOMIC);
+	struct op_rdm_rx *r;
+	s32 d;
 
-	if (p)
-		op_rdm_ctl(on, ctl, p, OP_PKT_ACK, p->rrx.nxt - 1,
-			   OP_ACK_WINDOW);
+	if (!p)
+		return;
+	r = &p->rrx;
+	/*
+	 * The sender has settled every message below h->seq: those still
+	 * missing here were abandoned (their receiver was declared
+	 * unreachable, or the sender's host went down).  Close the hole, or
+	 * the first missing one would hold this pair's window shut forever.
+	 */
+	d = (s32)(h->seq - r->nxt);
+	if (d > 0 && d <= OP_RDM_WINDOW_MAX) {
+		u32 seq, end = h->seq;
+
+		for (seq = r->nxt; seq != end; seq++)
+			if (!op_rdm_seen(r, seq))
+				op_rdm_settle_refused(on, p, seq,
+						      OP_NAK_NOPORT);
+	}
+	op_rdm_ctl(on, ctl, p, OP_PKT_ACK, r->nxt - 1, OP_ACK_WINDOW);
 }
 
 /**
@@ -476,17 +562,10 @@ void op_rdm_rx_probe(struct op_net *on, const struct op_hdr *h,
 void op_rdm_refill(struct op_net *on, struct op_sock *os)
 {
 	struct sk_buff_head ctl;
-	struct sk_buff *skb;
 
 	__skb_queue_head_init(&ctl);
 	spin_lock_bh(&on->rx_lock);
-	while ((skb = __skb_dequeue(&os->backlog))) {
-		if (sock_queue_rcv_skb(&os->sk, skb)) {
-			__skb_queue_head(&os->backlog, skb);
-			break;
-		}
-		op_rdm_release_skb(on, skb, &ctl);
-	}
+	op_rdm_feed(on, os, &ctl);
 	spin_unlock_bh(&on->rx_lock);
 	op_tx_ctl(on, &ctl);
 }
@@ -528,16 +607,18 @@ void op_rdm_rx_flush(struct op_net *on)
 	unsigned long host;
 
 	lockdep_assert_held(&on->rx_lock);
-	while ((n = op_pq_pop(&on->rdm_pq)))
+	while ((n = op_pq_pop(&on->rdm_pq))) {
+		p = xa_load(&on->peers, n->src_host);
+		if (p && p->rrx.held)
+			p->rrx.held--;
 		kfree_skb(op_rx_node_skb(n));
+	}
 	list_for_each_entry_safe(rc, tmp, &on->recalls, node) {
 		list_del(&rc->node);
 		kfree(rc);
 	}
-	xa_for_each(&on->peers, host, p) {
-		p->rrx.held = 0;
+	xa_for_each(&on->peers, host, p)
 		list_del_init(&p->rrx.ack_node);
-	}
 	memset(&on->cuplink, 0, sizeof(on->cuplink));
 	memset(&on->cagg, 0, sizeof(on->cagg));
 	on->cagg.members = 1;

@@ -161,6 +161,17 @@ u64 op_rdm_commit(struct op_net *on)
 	return c;
 }
 
+/* Every message below this is settled: ACKed, failed or recalled. */
+static u32 op_rdm_settled(const struct op_rdm_tx *t)
+{
+	struct sk_buff *skb;
+
+	skb_queue_walk(&t->out, skb)
+		if (OP_MSG_CB(skb)->state != OP_RDM_ACKED)
+			return OP_MSG_CB(skb)->seq;
+	return t->next;
+}
+
 /* Point @t->una at the first message not ACKed, walking from @from. */
 static void op_rdm_una_from(struct op_rdm_tx *t, struct sk_buff *from)
 {
@@ -280,9 +291,14 @@ static bool op_rdm_take_credits(struct op_scat *sc, u32 gen)
 		 * Credits go to waiting scatterings in queue order: once one
 		 * found none here, later ones may not take this peer's.
 		 */
+		/*
+		 * With nothing in flight no ACK will come to open the
+		 * congestion window: then only the receiver's window counts
+		 * (a scattering may need more than a cut window holds).
+		 */
 		if (t->blocked_gen != gen &&
 		    (s32)(t->edge - t->next) - (s32)t->reserved > 0 &&
-		    t->inflight + t->reserved < t->cwnd) {
+		    (t->inflight + t->reserved < t->cwnd || !t->inflight)) {
 			cb->credited = 1;
 			t->reserved++;
 			sc->missing--;
@@ -299,7 +315,8 @@ static void op_rdm_pump(struct op_net *on)
 	struct op_scat *sc, *tmp;
 	u32 gen;
 
-	if (list_empty(&on->rdm_waitq))
+	/* Down: op_rdm_fail_all() is about to fail whatever waits. */
+	if (list_empty(&on->rdm_waitq) || !on->up)
 		return;
 	gen = ++on->rdm_gen;
 	list_for_each_entry_safe(sc, tmp, &on->rdm_waitq, node) {
@@ -334,7 +351,7 @@ void op_rdm_close_scattering(struct op_net *on, struct op_sock *os,
 	skb_queue_splice_tail_init(wire, &sc->wire);
 	sc->missing = skb_queue_len(&sc->msgs);
 	list_add_tail(&sc->node, &on->rdm_waitq);
-	os->waiting = true;
+	WRITE_ONCE(os->waiting, true);
 	op_rdm_pump(on);
 	if (os->waiting)
 		op_count(on, ONEPIPE_C_WINDOW_STALLS);
@@ -476,6 +493,34 @@ static unsigned int op_rdm_mark_acked(struct op_net *on, struct op_rdm_tx *t,
 	return n;
 }
 
+/*
+ * Fast retransmit: the path is FIFO and receivers ACK in arrival order,
+ * so a message sent before [@lo, ...] and still unACKed when that ACK
+ * comes was lost (or its ACK was).  Send it again now, once, instead of
+ * stalling every receiver's commit barrier for a timeout.
+ */
+static void op_rdm_fast_resend(struct op_net *on, struct op_rdm_tx *t, u32 lo)
+{
+	struct sk_buff *skb = t->una;
+	u64 now = ktime_get_ns();
+
+	if (!skb)
+		return;
+	skb_queue_walk_from(&t->out, skb) {
+		struct op_msg_cb *cb = OP_MSG_CB(skb);
+
+		if ((s32)(cb->seq - lo) >= 0)
+			break;
+		if (cb->state != OP_RDM_SENT || cb->retries)
+			continue;
+		cb->retries++;
+		cb->sent_us = op_now_us();
+		cb->deadline = op_rdm_deadline(on, t, cb, now);
+		op_rdm_resend(on, skb);
+		op_count(on, ONEPIPE_C_RETRANSMITS);
+	}
+}
+
 /* ACK of a recall: the peer discarded [lo, hi]. */
 static void op_rdm_mark_recalled(struct op_net *on, struct op_rdm_tx *t,
 				 u32 lo, u32 hi, struct sk_buff_head *fail)
@@ -518,9 +563,15 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 	spin_lock_bh(&on->tx_lock);
 	if ((s32)(edge - t->edge) > 0)
 		t->edge = edge;
+	/* A window ACK answers a probe with the receiver's next missing. */
+	if (h->code == OP_ACK_WINDOW && t->sync &&
+	    (s32)(h->seq + 1 - op_rdm_settled(t)) >= 0)
+		t->sync = false;
 	if (h->code == OP_ACK_RECEIVED) {
 		n = op_rdm_mark_acked(on, t, h->seq, h->aux);
 		op_rdm_cc(on, t, n, h->flags & OP_F_ECE, h->aux);
+		if (n)
+			op_rdm_fast_resend(on, t, h->seq);
 	} else if (h->code == OP_ACK_RECALLED) {
 		op_rdm_mark_recalled(on, t, h->seq, h->aux, &fail);
 	}
@@ -592,6 +643,7 @@ static void op_rdm_unreachable_locked(struct op_net *on, struct op_peer *p,
 				continue;
 			__skb_unlink(skb, &t->out);
 			op_rdm_failed(on, skb, ONEPIPE_EE_UNREACH, fail);
+			t->sync = true;
 		}
 	}
 	op_rdm_una_reset(t);
@@ -666,7 +718,10 @@ static struct op_peer *op_rdm_resend_due(struct op_net *on, u64 now)
 	return NULL;
 }
 
-/* Ask the peers that hold waiting scatterings back for their window. */
+/*
+ * Probe the peers that hold waiting scatterings back, for their window,
+ * and those that must learn about abandoned messages.
+ */
 static void op_rdm_probe(struct op_net *on, u64 now)
 {
 	struct op_peer *p;
@@ -680,9 +735,11 @@ static void op_rdm_probe(struct op_net *on, u64 now)
 			.src_host = on->cfg.host_id,
 			.dst_host = p->host,
 			.barrier = on->tx_barrier,
+			.seq = op_rdm_settled(t),
 		};
 
-		if (t->blocked_gen != on->rdm_gen ||
+		if ((!t->sync && (t->blocked_gen != on->rdm_gen ||
+				  list_empty(&on->rdm_waitq))) ||
 		    (s64)(now - t->probe_at) < 0)
 			continue;
 		t->probe_at = now + op_rdm_rto(on, t);
@@ -714,10 +771,8 @@ void op_rdm_tx_tick(struct op_net *on, u64 now)
 		while ((dead = op_rdm_resend_due(on, now)))
 			op_rdm_unreachable_locked(on, dead, &fail);
 	}
-	if (!list_empty(&on->rdm_waitq)) {
-		op_rdm_pump(on);
-		op_rdm_probe(on, now);
-	}
+	op_rdm_pump(on);
+	op_rdm_probe(on, now);
 	op_rdm_settle(on, &done);
 out:
 	spin_unlock_bh(&on->tx_lock);
@@ -749,6 +804,8 @@ void op_rdm_fail_all(struct op_net *on, int code)
 		op_sock_wake_writer(&os->sk);
 	}
 	list_for_each_entry_safe(t, tmp, &on->rdm_active, active) {
+		skb_queue_walk(&t->out, skb)
+			t->sync |= OP_MSG_CB(skb)->state != OP_RDM_ACKED;
 		skb_queue_splice_tail_init(&t->out, &fail);
 		t->una = NULL;
 		t->inflight = 0;

@@ -241,7 +241,9 @@ static struct op_partial *op_partial_new(struct op_net *on, struct op_peer *p,
 {
 	struct op_partial *m;
 
-	if (on->pq_bytes + h->aux > OP_MAX_PQ_BYTES)
+	/* Reliable messages are admitted by their window instead. */
+	if (!(h->flags & OP_F_RELIABLE) &&
+	    on->pq_bytes + h->aux > OP_MAX_PQ_BYTES)
 		return NULL;
 	m = kzalloc(sizeof(*m), GFP_ATOMIC | __GFP_NOWARN);
 	if (!m)
@@ -278,7 +280,8 @@ static long op_frag_offset(struct op_partial *m, const struct op_hdr *h,
 
 	if (h->ts != m->ts || h->aux != m->len || h->frag_cnt != m->frag_cnt ||
 	    h->src_port != m->src_port || h->dst_port != m->dst_port ||
-	    h->flags != m->flags || !plen)
+	    ((h->flags ^ m->flags) & (OP_F_RELIABLE | OP_F_UNORDERED)) ||
+	    !plen)
 		return -1;
 	if (last)
 		m->last_len = plen;
@@ -331,6 +334,9 @@ void op_rx_frag(struct op_net *on, struct sk_buff *skb,
 	}
 	__set_bit(h->frag_idx, m->map);
 	consume_skb(skb);
+	/* A resent message completes what its earlier copies left. */
+	if (m->flags & OP_F_RELIABLE)
+		m->born = ktime_get_ns();
 	if (++m->have < m->frag_cnt)
 		return;
 

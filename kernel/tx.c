@@ -37,6 +37,11 @@ void op_xmit(struct op_net *on, struct sk_buff *skb)
 	u64 c;
 
 	lockdep_assert_held(&on->tx_lock);
+	/* The transport may be gone: host down ran while a socket closed. */
+	if (!on->up) {
+		kfree_skb(skb);
+		return;
+	}
 	c = op_rdm_commit(on);
 	on->tx_commit = on->tx_commit_valid ? op_ts_max(on->tx_commit, c) : c;
 	on->tx_commit_valid = true;

@@ -42,7 +42,8 @@ enum op_pkt_type {
 	OP_PKT_ACK = 3,		/* end-to-end ACK of messages [seq, aux] */
 	OP_PKT_NAK = 4,		/* end-to-end NAK of message seq, code says why */
 	OP_PKT_RECALL = 5,	/* reliable: discard message seq, then ACK it */
-	OP_PKT_PROBE = 6,	/* reliable: sender is out of window, resend it */
+	/* reliable: send me your window; every message below seq is settled */
+	OP_PKT_PROBE = 6,
 };
 
 /* flags */
