@@ -40,9 +40,10 @@ def kinds(rng, big):
         "short": lambda: rng.randbytes(rng.randrange(0, HDR)),
         "version": lambda: header(rng, version=rng.choice([0, 2, 3, 0x7f,
                                                           0xff])),
-        "type": lambda: header(rng, ptype=rng.choice([0, 5, 6, 0x80,
+        # types and flags the wire format does not define (wire.h)
+        "type": lambda: header(rng, ptype=rng.choice([0, 7, 8, 0x80,
                                                       0xff])),
-        "flags": lambda: header(rng, flags=rng.choice([0x04, 0x10, 0x80,
+        "flags": lambda: header(rng, flags=rng.choice([0x20, 0x40, 0x80,
                                                        0xff])),
         # DATA whose length fields cannot be right
         "huge_len": lambda: header(rng, aux=rng.choice([65537, 1 << 20,
