@@ -262,6 +262,7 @@ struct op_net {
 	struct op_pq rdm_pq;		/* rx_lock: reliable msgs until commit */
 	u64 cdelivered;			/* rx_lock: committed below this */
 	struct list_head recalls;	/* rx_lock: recalls awaiting their msg */
+	unsigned int nrecalls;		/* rx_lock: entries on @recalls */
 	struct list_head rdm_ack_pending; /* rx_lock: peers owed reliable ACKs */
 
 	struct xarray peers;		/* host id -> struct op_peer */
@@ -277,6 +278,8 @@ struct op_net {
 
 /* Most peers a host tracks; bounds what garbage on the wire can cost. */
 #define OP_MAX_PEERS	4096
+/* Most recalls waiting for their message (a window's worth per peer). */
+#define OP_MAX_RECALLS	4096
 /* Most bytes waiting in the reorder queue and reassembly. */
 #define OP_MAX_PQ_BYTES	(64ULL << 20)
 

@@ -274,6 +274,13 @@ static void op_rdm_deliver_one(struct op_net *on, struct sk_buff *skb,
 	op_rdm_feed(on, os, ctl);
 }
 
+static void op_recall_free(struct op_net *on, struct op_recall *rc)
+{
+	list_del(&rc->node);
+	on->nrecalls--;
+	kfree(rc);
+}
+
 /* Is @n recalled?  Then the recall is used up. */
 static bool op_rdm_recalled(struct op_net *on, const struct op_pq_node *n)
 {
@@ -281,8 +288,7 @@ static bool op_rdm_recalled(struct op_net *on, const struct op_pq_node *n)
 
 	list_for_each_entry(rc, &on->recalls, node) {
 		if (rc->src_host == n->src_host && rc->seq == n->seq) {
-			list_del(&rc->node);
-			kfree(rc);
+			op_recall_free(on, rc);
 			return true;
 		}
 	}
@@ -317,10 +323,8 @@ void op_rdm_deliver(struct op_net *on, struct sk_buff_head *ctl)
 	on->cdelivered = c;
 	/* A recall whose message never came is over once delivery passed. */
 	list_for_each_entry_safe(rc, tmp, &on->recalls, node) {
-		if (op_ts_before(rc->ts, c)) {
-			list_del(&rc->node);
-			kfree(rc);
-		}
+		if (op_ts_before(rc->ts, c))
+			op_recall_free(on, rc);
 	}
 }
 
@@ -490,13 +494,17 @@ void op_rdm_rx_recall(struct op_net *on, const struct op_hdr *h,
 		list_for_each_entry(rc, &on->recalls, node)
 			if (rc->src_host == h->src_host && rc->seq == h->seq)
 				goto ack;
+		/* Bounded: a forged recall must not cost memory forever. */
+		if (on->nrecalls >= OP_MAX_RECALLS)
+			return;		/* the sender asks again */
 		rc = kmalloc(sizeof(*rc), GFP_ATOMIC | __GFP_NOWARN);
 		if (!rc)
-			return;		/* the sender asks again */
+			return;
 		rc->ts = h->ts;
 		rc->src_host = h->src_host;
 		rc->seq = h->seq;
 		list_add_tail(&rc->node, &on->recalls);
+		on->nrecalls++;
 		op_count(on, ONEPIPE_C_RX_RECALLS);
 	}
 ack:
@@ -613,10 +621,8 @@ void op_rdm_rx_flush(struct op_net *on)
 			p->rrx.held--;
 		kfree_skb(op_rx_node_skb(n));
 	}
-	list_for_each_entry_safe(rc, tmp, &on->recalls, node) {
-		list_del(&rc->node);
-		kfree(rc);
-	}
+	list_for_each_entry_safe(rc, tmp, &on->recalls, node)
+		op_recall_free(on, rc);
 	xa_for_each(&on->peers, host, p)
 		list_del_init(&p->rrx.ack_node);
 	memset(&on->cuplink, 0, sizeof(on->cuplink));

@@ -617,6 +617,7 @@ void op_rdm_naked(struct op_net *on, u32 host, u32 seq, u8 code)
 		break;
 	}
 	op_rdm_settle(on, &done);
+	op_rdm_pump(on);
 	spin_unlock_bh(&on->tx_lock);
 	op_rdm_finish(&done, &fail);
 }
