@@ -102,6 +102,37 @@ check_all_sent()
 	fi
 }
 
+# check_all_delivered NAME WANT LOG...: receivers logged WANT deliveries.
+check_all_delivered()
+{
+	local name=$1 want=$2 recvd
+
+	shift 2
+	recvd=$(count_lines R "$@")
+	if [ "$recvd" -eq "$want" ]; then
+		tap_pass "$name" "$recvd"
+	else
+		tap_fail "$name" "$recvd of $want"
+	fi
+}
+
+# check_no_failures NAME LOG...: no sender was told of a failure; the
+# first E lines are shown if one was.
+check_no_failures()
+{
+	local name=$1 errs
+
+	shift
+	errs=$(count_lines E "$@")
+	if [ "$errs" -eq 0 ]; then
+		tap_pass "$name"
+	else
+		diag "$(awk '$1 == "E" { print FILENAME ": " $0 }' "$@" |
+			head -n 10)"
+		tap_fail "$name" "$errs E lines"
+	fi
+}
+
 # Every point not reported yet fails with REASON; then exit.
 tap_abort()
 {

@@ -45,18 +45,7 @@ check_traffic_ran "8 op-traffic processes ran"
 want=$((SCATS * ${#eps[@]} * 3))
 check_all_sent "every message was sent" "$want" "${logs[@]}"
 
-recvd=$(count_lines R "${logs[@]}")
-if [ "$recvd" -eq "$want" ]; then
-	tap_pass "messages were delivered" "$recvd"
-else
-	tap_fail "messages were delivered" "$recvd of $want"
-fi
-
-errs=$(count_lines E "${logs[@]}")
-if [ "$errs" -eq 0 ]; then
-	tap_pass "no send failures"
-else
-	tap_fail "no send failures" "$errs E lines"
-fi
+check_all_delivered "messages were delivered" "$want" "${logs[@]}"
+check_no_failures "no send failures" "${logs[@]}"
 
 run_check "op-check --expect-all" --expect-all "${logs[@]}"

@@ -98,21 +98,8 @@ snapshot "$WORK/after" all
 
 check_all_sent "every message was sent" "$want" "${logs[@]}"
 
-recvd=$(count_lines R "${logs[@]}")
-if [ "$recvd" -eq "$want" ]; then
-	tap_pass "every message was delivered" "$recvd"
-else
-	tap_fail "every message was delivered" "$recvd of $want"
-fi
-
-errs=$(count_lines E "${logs[@]}")
-if [ "$errs" -eq 0 ]; then
-	tap_pass "no send failures"
-else
-	diag "$(awk '$1 == "E" { print FILENAME ": " $0 }' "${logs[@]}" |
-		head -n 10)"
-	tap_fail "no send failures" "$errs E lines"
-fi
+check_all_delivered "every message was delivered" "$want" "${logs[@]}"
+check_no_failures "no send failures" "${logs[@]}"
 
 run_check "op-check --reliable --expect-all" --reliable --expect-all \
 	"${logs[@]}"

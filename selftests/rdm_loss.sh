@@ -98,21 +98,9 @@ for loss in $LOSSES; do
 
 	check_all_sent "$tag: every message was sent" "$want" "${logs[@]}"
 
-	recvd=$(count_lines R "${logs[@]}")
-	if [ "$recvd" -eq "$want" ]; then
-		tap_pass "$tag: every message was delivered" "$recvd"
-	else
-		tap_fail "$tag: every message was delivered" "$recvd of $want"
-	fi
-
-	errs=$(count_lines E "${logs[@]}")
-	if [ "$errs" -eq 0 ]; then
-		tap_pass "$tag: no send failures"
-	else
-		diag "$(awk '$1 == "E" { print FILENAME ": " $0 }' \
-			"${logs[@]}" | head -n 10)"
-		tap_fail "$tag: no send failures" "$errs E lines"
-	fi
+	check_all_delivered "$tag: every message was delivered" "$want" \
+		"${logs[@]}"
+	check_no_failures "$tag: no send failures" "${logs[@]}"
 
 	run_check "$tag: op-check --reliable --expect-all" \
 		--reliable --expect-all "${logs[@]}"

@@ -66,21 +66,11 @@ for set in dgram rdm; do
 done
 for set in dgram rdm; do
 	logs=("$WORK/$set"-h*.log)
-	recvd=$(count_lines R "${logs[@]}")
-	if [ "$recvd" -eq "$want" ]; then
-		tap_pass "$set: every message was delivered" "$recvd"
-	else
-		tap_fail "$set: every message was delivered" "$recvd of $want"
-	fi
+	check_all_delivered "$set: every message was delivered" "$want" \
+		"${logs[@]}"
 done
 for set in dgram rdm; do
-	logs=("$WORK/$set"-h*.log)
-	errs=$(count_lines E "${logs[@]}")
-	if [ "$errs" -eq 0 ]; then
-		tap_pass "$set: no send failures"
-	else
-		tap_fail "$set: no send failures" "$errs E lines"
-	fi
+	check_no_failures "$set: no send failures" "$WORK/$set"-h*.log
 done
 
 run_check "dgram: op-check --expect-all" --expect-all "$WORK"/dgram-h*.log

@@ -259,12 +259,7 @@ else
 		"$nbig messages logged sent; short: ${bad:-none}"
 fi
 
-errs=$(count_lines E "${logs[@]}")
-if [ "$errs" -eq 0 ]; then
-	tap_pass "no send failures"
-else
-	tap_fail "no send failures" "$errs E lines"
-fi
+check_no_failures "no send failures" "${logs[@]}"
 
 run_check "op-check --reliable --expect-all" --reliable --expect-all \
 	"${logs[@]}"
