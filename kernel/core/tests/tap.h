@@ -56,6 +56,8 @@ diag(const char *fmt, ...)
 	fflush(stdout);
 }
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 #define ok(cond, ...) tap_ok(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
 
 /* Equality checks that print both values when they fail. */

@@ -392,7 +392,7 @@ static void test_random(unsigned int seed)
 			s->silent[l] = !s->silent[l];
 			if (!s->silent[l])
 				s->val[l] = op_ts_add(s->val[l],
-						-(s64)tap_below(&r, 3000));
+						      -(s64)tap_below(&r, 3000));
 		}
 		s->val[l] = op_ts_add(s->val[l], tap_range(&r, -20, 100));
 		if (!s->silent[l]) {

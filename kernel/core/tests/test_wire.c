@@ -178,7 +178,8 @@ static void test_round_trips(void)
 
 	h = ctl_hdr(OP_PKT_ACK);
 	round_trip(&h, 0, "ACK [10, 20]");
-	h.seq = h.aux = 0xffffffff;
+	h.seq = 0xffffffff;
+	h.aux = 0xffffffff;
 	round_trip(&h, 0, "ACK of a single message");
 	h.seq = 0xfffffff0;
 	h.aux = 0x10;
@@ -290,7 +291,7 @@ static void test_ts_fields(void)
 	static const char *const names[] = { "ts", "barrier", "commit" };
 
 	for (f = 0; f < 3; f++) {
-		for (i = 0; i < sizeof(bad_vals) / sizeof(bad_vals[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(bad_vals); i++) {
 			u64 *field;
 
 			h = ctl_hdr(OP_PKT_BEACON);
@@ -468,8 +469,10 @@ static void test_barrier_access(void)
 	unsigned int i, touched = 0;
 	u8 *pkt;
 
-	for (i = 0; i < sizeof(buf); i++)
-		buf[i] = ref[i] = (u8)(i * 37 + 11);
+	for (i = 0; i < sizeof(buf); i++) {
+		buf[i] = (u8)(i * 37 + 11);
+		ref[i] = buf[i];
+	}
 	op_hdr_set_barrier(buf, 0x0000a1b2c3d4e5f6ULL);
 	ok(!memcmp(buf + OP_HDR_BARRIER_OFF, want, 8),
 	   "set_barrier writes big-endian at offset 24");
