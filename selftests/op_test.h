@@ -77,6 +77,35 @@ static inline int op_bound(struct sockaddr_onepipe *self_addr)
 	return fd;
 }
 
+/*
+ * The three bound sockets a data-path fixture starts with, and their
+ * addresses.  Returns 0, or -1 (errno set) after closing what it opened.
+ */
+static inline int op_bound3(int fd[3], struct sockaddr_onepipe addr[3])
+{
+	int i, j;
+
+	for (i = 0; i < 3; i++) {
+		fd[i] = op_bound(&addr[i]);
+		if (fd[i] < 0) {
+			for (j = 0; j < i; j++)
+				close(fd[j]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Close the sockets of a fixture, skipping those never opened (-1). */
+static inline void op_close3(int fd[3])
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+}
+
 static inline int op_sendto(int fd, const void *buf, size_t len, int flags,
 		     const struct sockaddr_onepipe *to)
 {

@@ -371,8 +371,14 @@ TEST_F(sock, unknown_sockopt)
 
 FIXTURE(fab) {
 	__u32 host;
-	int a, b, c;
-	struct sockaddr_onepipe aa, ba, ca;
+	union {			/* op_bound3() fills fd[] and addr[] */
+		int fd[3];
+		struct { int a, b, c; };
+	};
+	union {
+		struct sockaddr_onepipe addr[3];
+		struct { struct sockaddr_onepipe aa, ba, ca; };
+	};
 };
 
 FIXTURE_SETUP(fab)
@@ -381,22 +387,13 @@ FIXTURE_SETUP(fab)
 	self->host = test_host();
 	if (!self->host)
 		return;
-	self->a = op_bound(&self->aa);
-	ASSERT_LE(0, self->a) TH_LOG("bound socket: %s", strerror(errno));
-	self->b = op_bound(&self->ba);
-	ASSERT_LE(0, self->b);
-	self->c = op_bound(&self->ca);
-	ASSERT_LE(0, self->c);
+	ASSERT_EQ(0, op_bound3(self->fd, self->addr))
+		TH_LOG("bound sockets: %s", strerror(errno));
 }
 
 FIXTURE_TEARDOWN(fab)
 {
-	if (self->a >= 0)
-		close(self->a);
-	if (self->b >= 0)
-		close(self->b);
-	if (self->c >= 0)
-		close(self->c);
+	op_close3(self->fd);
 }
 
 TEST_F(fab, round_trip)

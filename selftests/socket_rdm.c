@@ -91,8 +91,14 @@ TEST_F(family, socket_seqpacket_unsupported)
 
 FIXTURE(rdm) {
 	__u32 host;
-	int a, b, c;
-	struct sockaddr_onepipe aa, ba, ca;
+	union {			/* op_bound3() fills fd[] and addr[] */
+		int fd[3];
+		struct { int a, b, c; };
+	};
+	union {
+		struct sockaddr_onepipe addr[3];
+		struct { struct sockaddr_onepipe aa, ba, ca; };
+	};
 };
 
 FIXTURE_SETUP(rdm)
@@ -102,22 +108,13 @@ FIXTURE_SETUP(rdm)
 	if (!self->host)
 		return;
 	ASSERT_EQ(0, set_window(RDM_WINDOW_DEFAULT));
-	self->a = op_bound(&self->aa);
-	ASSERT_LE(0, self->a) TH_LOG("bound socket: %s", strerror(errno));
-	self->b = op_bound(&self->ba);
-	ASSERT_LE(0, self->b);
-	self->c = op_bound(&self->ca);
-	ASSERT_LE(0, self->c);
+	ASSERT_EQ(0, op_bound3(self->fd, self->addr))
+		TH_LOG("bound sockets: %s", strerror(errno));
 }
 
 FIXTURE_TEARDOWN(rdm)
 {
-	if (self->a >= 0)
-		close(self->a);
-	if (self->b >= 0)
-		close(self->b);
-	if (self->c >= 0)
-		close(self->c);
+	op_close3(self->fd);
 	if (self->host)
 		set_window(RDM_WINDOW_DEFAULT);
 }
