@@ -24,26 +24,13 @@ need_tools "$FABRIC" "$TRAFFIC" "$CHECK"
 fabric_up --hosts "$HOSTS" --tors 2 || tap_abort "fabric up failed"
 tap_pass "fabric up 4 hosts 2 tors"
 
-eps=()
-for h in $(seq 1 $HOSTS); do
-	eps+=("$h:$PORT")
-done
+mesh_eps "$HOSTS" "$PORT"
 
 # phase NAME: one round of traffic; sets $logs.
 phase()
 {
-	local name=$1 ep h log
-	logs=()
-	for ep in "${eps[@]}"; do
-		h=${ep%:*}
-		log=$WORK/$name-h$h.log
-		logs+=("$log")
-		traffic_start "h$h" $PORT "$log" 120 \
-			--peers "$(peers_except "$ep" "${eps[@]}")" \
-			--scatterings "$SCATS" --fanout 2 --size 100 \
-			--interval-us "$INTERVAL_US" --linger-ms 5000 \
-			--seed 11 --quiet
-	done
+	mesh_start "$1" 120 --scatterings "$SCATS" --fanout 2 --size 100 \
+		--interval-us "$INTERVAL_US" --linger-ms 5000 --seed 11 --quiet
 	traffic_go
 	traffic_wait
 }

@@ -22,21 +22,10 @@ need_tools "$FABRIC" "$TRAFFIC" "$CHECK" "$ONEPIPE"
 fabric_up --hosts "$HOSTS" --tors 2 || tap_abort "fabric up failed"
 tap_pass "fabric up 4 hosts 2 tors"
 
-eps=()
-for h in $(seq 1 $HOSTS); do
-	eps+=("$h:$PORT")
-done
-logs=()
-for ep in "${eps[@]}"; do
-	h=${ep%:*}
-	log=$WORK/h$h.log
-	logs+=("$log")
-	traffic_start "h$h" $PORT "$log" 120 \
-		--peers "$(peers_except "$ep" "${eps[@]}")" \
-		--scatterings "$SCATS" --fanout 2 --size $SIZE \
-		--interval-us "$INTERVAL_US" --linger-ms 5000 \
-		--rcvbuf 4194304 --seed 3 --quiet
-done
+mesh_eps "$HOSTS" "$PORT"
+mesh_start fragment 120 --scatterings "$SCATS" --fanout 2 --size "$SIZE" \
+	--interval-us "$INTERVAL_US" --linger-ms 5000 --rcvbuf 4194304 \
+	--seed 3 --quiet
 traffic_go
 check_traffic_ran "op-traffic processes ran"
 

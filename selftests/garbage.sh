@@ -110,16 +110,8 @@ else
 fi
 
 eps=("1:$PORT" "2:$PORT" "3:$PORT" "4:$PORT")
-logs=()
-for ep in "${eps[@]}"; do
-	h=${ep%:*}
-	logs+=("$WORK/h$h.log")
-	traffic_start "h$h" $PORT "$WORK/h$h.log" 120 \
-		--peers "$(peers_except "$ep" "${eps[@]}")" \
-		--scatterings "$SCATS" --fanout 3 --size 200 \
-		--interval-us 10000 --linger-ms 5000 \
-		--seed 9 --quiet
-done
+mesh_start after 120 --scatterings "$SCATS" --fanout 3 --size 200 \
+	--interval-us 10000 --linger-ms 5000 --seed 9 --quiet
 traffic_go
 traffic_wait
 s=$(sent_msgs "${logs[@]}")

@@ -46,22 +46,15 @@ fi
 # round NAME HOST...: one process per host, each sends to all the others.
 round()
 {
-	local name=$1 h ep
+	local name=$1 h
 	shift
 	local eps=()
 	for h in "$@"; do
 		eps+=("$h:$PORT")
 	done
-	logs=()
-	for ep in "${eps[@]}"; do
-		h=${ep%:*}
-		logs+=("$WORK/$name-h$h.log")
-		traffic_start "h$h" $PORT "$WORK/$name-h$h.log" 120 \
-			--peers "$(peers_except "$ep" "${eps[@]}")" \
-			--scatterings "$SCATS" --fanout $(($# - 1)) --size 100 \
-			--interval-us "$INTERVAL_US" --linger-ms 5000 \
-			--seed 5 --quiet
-	done
+	mesh_start "$name" 120 --scatterings "$SCATS" --fanout $(($# - 1)) \
+		--size 100 --interval-us "$INTERVAL_US" --linger-ms 5000 \
+		--seed 5 --quiet
 	traffic_go
 	traffic_wait
 }

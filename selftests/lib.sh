@@ -435,6 +435,37 @@ traffic_wait()
 }
 _traffic=()
 
+# mesh_eps HOSTS PORT...: sets $eps to every HOST:PORT of hosts 1..HOSTS.
+mesh_eps()
+{
+	local hosts=$1 h p
+	shift
+	eps=()
+	for h in $(seq 1 "$hosts"); do
+		for p in "$@"; do
+			eps+=("$h:$p")
+		done
+	done
+}
+
+# mesh_start NAME MAXSEC ARGS...: one op-traffic per endpoint of $eps
+# (HOST:PORT), each sending to all the others, with ARGS; logs are
+# $WORK/NAME-hHOST-PORT.log, listed in $logs.  traffic_go starts them.
+mesh_start()
+{
+	local name=$1 maxs=$2 ep h p log
+	shift 2
+	logs=()
+	for ep in "${eps[@]}"; do
+		h=${ep%:*}
+		p=${ep#*:}
+		log=$WORK/$name-h$h-$p.log
+		logs+=("$log")
+		traffic_start "h$h" "$p" "$log" "$maxs" \
+			--peers "$(peers_except "$ep" "${eps[@]}")" "$@"
+	done
+}
+
 # peers_except SELF LIST: comma list of LIST's entries other than SELF.
 peers_except()
 {

@@ -31,21 +31,9 @@ else
 	tap_abort "fabric netem h2 loss 20% failed"
 fi
 
-eps=()
-for h in $(seq 1 $HOSTS); do
-	eps+=("$h:$PORT")
-done
-logs=()
-for ep in "${eps[@]}"; do
-	h=${ep%:*}
-	log=$WORK/h$h.log
-	logs+=("$log")
-	traffic_start "h$h" $PORT "$log" 120 \
-		--peers "$(peers_except "$ep" "${eps[@]}")" \
-		--scatterings "$SCATS" --fanout 2 --size 100 \
-		--interval-us "$INTERVAL_US" --linger-ms 5000 \
-		--seed 7 --quiet
-done
+mesh_eps "$HOSTS" "$PORT"
+mesh_start loss 120 --scatterings "$SCATS" --fanout 2 --size 100 \
+	--interval-us "$INTERVAL_US" --linger-ms 5000 --seed 7 --quiet
 traffic_go
 check_traffic_ran "op-traffic processes ran"
 

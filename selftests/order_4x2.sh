@@ -21,24 +21,10 @@ need_tools "$FABRIC" "$TRAFFIC" "$CHECK"
 fabric_up --hosts "$HOSTS" --tors 2 || tap_abort "fabric up failed"
 tap_pass "fabric up 4 hosts 2 tors"
 
-eps=()
-for h in $(seq 1 $HOSTS); do
-	for p in $PORTS; do
-		eps+=("$h:$p")
-	done
-done
-logs=()
-for ep in "${eps[@]}"; do
-	h=${ep%:*}
-	p=${ep#*:}
-	log=$WORK/h$h-$p.log
-	logs+=("$log")
-	traffic_start "h$h" "$p" "$log" 120 \
-		--peers "$(peers_except "$ep" "${eps[@]}")" \
-		--scatterings "$SCATS" --fanout 3 --size 100 \
-		--interval-us "$INTERVAL_US" --linger-ms 5000 \
-		--seed 42 --quiet
-done
+# shellcheck disable=SC2086 # PORTS is a list
+mesh_eps "$HOSTS" $PORTS
+mesh_start order 120 --scatterings "$SCATS" --fanout 3 --size 100 \
+	--interval-us "$INTERVAL_US" --linger-ms 5000 --seed 42 --quiet
 traffic_go
 check_traffic_ran "8 op-traffic processes ran"
 

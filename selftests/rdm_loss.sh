@@ -62,12 +62,8 @@ netem_round()
 		netem_set tor2 delay 1ms reorder 25% 50%
 }
 
-eps=()
-for h in $(seq 1 $HOSTS); do
-	for p in $PORTS; do
-		eps+=("$h:$p")
-	done
-done
+# shellcheck disable=SC2086 # PORTS is a list
+mesh_eps "$HOSTS" $PORTS
 mapfile -t hosts < <(fabric_hosts)
 want=$((SCATS * ${#eps[@]} * FANOUT))
 
@@ -79,18 +75,9 @@ for loss in $LOSSES; do
 		tap_abort "fabric netem failed"
 	fi
 	snapshot "$WORK/before.$_round" hosts
-	logs=()
-	for ep in "${eps[@]}"; do
-		h=${ep%:*}
-		p=${ep#*:}
-		log=$WORK/r$_round-h$h-$p.log
-		logs+=("$log")
-		traffic_start "h$h" "$p" "$log" 240 --type rdm \
-			--peers "$(peers_except "$ep" "${eps[@]}")" \
-			--scatterings "$SCATS" --fanout "$FANOUT" --size 100 \
-			--interval-us "$INTERVAL_US" --linger-ms 5000 \
-			--seed "$((42 + _round))" --quiet
-	done
+	mesh_start "r$_round" 240 --type rdm --scatterings "$SCATS" \
+		--fanout "$FANOUT" --size 100 --interval-us "$INTERVAL_US" \
+		--linger-ms 5000 --seed "$((42 + _round))" --quiet
 	round=$_round
 	traffic_go
 	check_traffic_ran "$tag: 8 op-traffic processes ran"
