@@ -96,6 +96,30 @@ static inline int op_bound3(int fd[3], struct sockaddr_onepipe addr[3])
 	return 0;
 }
 
+/*
+ * A data-path fixture's host and sockets: a, b, c with addresses aa, ba,
+ * ca, also seen as the arrays op_bound3() fills.
+ */
+#define OP_FIXTURE_SOCKETS						\
+	__u32 host;							\
+	union {								\
+		int fd[3];						\
+		struct { int a, b, c; };				\
+	};								\
+	union {								\
+		struct sockaddr_onepipe addr[3];			\
+		struct { struct sockaddr_onepipe aa, ba, ca; };		\
+	}
+
+/* Start a fixture: no sockets yet; returns the test host (0: none). */
+static inline __u32 op_fixture_host(int fd[3])
+{
+	fd[0] = -1;
+	fd[1] = -1;
+	fd[2] = -1;
+	return test_host();
+}
+
 /* Close the sockets of a fixture, skipping those never opened (-1). */
 static inline void op_close3(int fd[3])
 {

@@ -370,21 +370,12 @@ TEST_F(sock, unknown_sockopt)
 /* ------------------------------------------- data path, one-host fabric */
 
 FIXTURE(fab) {
-	__u32 host;
-	union {			/* op_bound3() fills fd[] and addr[] */
-		int fd[3];
-		struct { int a, b, c; };
-	};
-	union {
-		struct sockaddr_onepipe addr[3];
-		struct { struct sockaddr_onepipe aa, ba, ca; };
-	};
+	OP_FIXTURE_SOCKETS;
 };
 
 FIXTURE_SETUP(fab)
 {
-	self->a = self->b = self->c = -1;
-	self->host = test_host();
+	self->host = op_fixture_host(self->fd);
 	if (!self->host)
 		return;
 	ASSERT_EQ(0, op_bound3(self->fd, self->addr))

@@ -90,21 +90,12 @@ TEST_F(family, socket_seqpacket_unsupported)
 /* ------------------------------------------------------ one-host fabric */
 
 FIXTURE(rdm) {
-	__u32 host;
-	union {			/* op_bound3() fills fd[] and addr[] */
-		int fd[3];
-		struct { int a, b, c; };
-	};
-	union {
-		struct sockaddr_onepipe addr[3];
-		struct { struct sockaddr_onepipe aa, ba, ca; };
-	};
+	OP_FIXTURE_SOCKETS;
 };
 
 FIXTURE_SETUP(rdm)
 {
-	self->a = self->b = self->c = -1;
-	self->host = test_host();
+	self->host = op_fixture_host(self->fd);
 	if (!self->host)
 		return;
 	ASSERT_EQ(0, set_window(RDM_WINDOW_DEFAULT));
