@@ -158,6 +158,11 @@ void op_hdr_set_barrier(u8 *buf, u64 barrier)
 }
 
 /* The commit barrier, for switches and for hosts stamping it at send. */
+u32 op_hdr_get_dst_host(const u8 *buf)
+{
+	return get32(buf + OP_HDR_DST_OFF);
+}
+
 u64 op_hdr_get_commit(const u8 *buf)
 {
 	return get64(buf + OP_HDR_COMMIT_OFF);

@@ -33,6 +33,7 @@
 
 #define OP_WIRE_VERSION		1
 #define OP_HDR_LEN		52
+#define OP_HDR_DST_OFF		8
 #define OP_HDR_BARRIER_OFF	24
 #define OP_HDR_COMMIT_OFF	32
 
@@ -109,6 +110,7 @@ void op_hdr_encode(const struct op_hdr *h, u8 *buf);
 int op_hdr_decode(struct op_hdr *h, const u8 *buf, size_t len);
 u64 op_hdr_get_barrier(const u8 *buf);
 void op_hdr_set_barrier(u8 *buf, u64 barrier);
+u32 op_hdr_get_dst_host(const u8 *buf);
 u64 op_hdr_get_commit(const u8 *buf);
 void op_hdr_set_commit(u8 *buf, u64 commit);
 

@@ -487,6 +487,8 @@ static void test_barrier_access(void)
 	       "get/set carry all 64 bits");
 
 	pkt = build(&h, 100);
+	ok(op_hdr_get_dst_host(pkt) == h.dst_host,
+	   "get_dst_host of an encoded packet is its destination");
 	is_u64(op_hdr_get_barrier(pkt), h.barrier,
 	       "get_barrier of an encoded packet is its barrier");
 	op_hdr_set_barrier(pkt, 0x0000000000000042ULL);
