@@ -734,11 +734,16 @@ static int __init onepipe_init(void)
 	err = op_netlink_init();
 	if (err)
 		goto out_pernet;
-	err = sock_register(&op_family);
+	err = op_verbs_init();
 	if (err)
 		goto out_netlink;
+	err = sock_register(&op_family);
+	if (err)
+		goto out_verbs;
 	return 0;
 
+out_verbs:
+	op_verbs_exit();
 out_netlink:
 	op_netlink_exit();
 out_pernet:
@@ -751,6 +756,7 @@ out_proto:
 static void __exit onepipe_exit(void)
 {
 	sock_unregister(PF_ONEPIPE);
+	op_verbs_exit();
 	op_netlink_exit();
 	unregister_pernet_subsys(&op_net_ops);
 	proto_unregister(&op_proto);

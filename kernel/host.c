@@ -238,6 +238,10 @@ static const struct op_transport_ops *op_transport_find(u32 kind)
 	switch (kind) {
 	case ONEPIPE_TRANSPORT_UDP:
 		return &op_udp_transport;
+#if IS_ENABLED(CONFIG_INFINIBAND)
+	case ONEPIPE_TRANSPORT_VERBS:
+		return &op_verbs_transport;
+#endif
 	default:
 		return NULL;
 	}
@@ -271,6 +275,26 @@ void op_host_down(struct op_net *on)
 }
 
 /**
+ * op_host_lost() - a transport lost what a host was using
+ * @on: the host
+ * @tpriv: the transport state the host must still be using
+ *
+ * Takes the host down, as op_host_down() does, if it still runs on
+ * @tpriv: the verbs transport calls this when an RDMA device goes away.
+ * Context: process.
+ */
+void op_host_lost(struct op_net *on, const void *tpriv)
+{
+	mutex_lock(&on->cfg_mutex);
+	if (on->up && on->tpriv == tpriv) {
+		pr_info("onepipe: host %u lost its %s device, now down\n",
+			on->cfg.host_id, on->tops->name);
+		op_host_down_locked(on);
+	}
+	mutex_unlock(&on->cfg_mutex);
+}
+
+/**
  * op_host_set() - (re)configure this host and bring its transport up
  * @on: the host
  * @cfg: the new configuration
@@ -294,6 +318,8 @@ int op_host_set(struct op_net *on, const struct op_host_cfg *cfg)
 
 	mutex_lock(&on->cfg_mutex);
 	op_host_down_locked(on);
+	/* Before up: packets may arrive as soon as the transport is up. */
+	WRITE_ONCE(on->beacon_barriers, tops->beacon_barriers);
 	err = tops->up(on, cfg);
 	if (err) {
 		/* Down and unconfigured, rather than half of each. */
@@ -303,6 +329,8 @@ int op_host_set(struct op_net *on, const struct op_host_cfg *cfg)
 
 	spin_lock_bh(&on->tx_lock);
 	on->cfg = *cfg;
+	on->cfg.vpeers = NULL;
+	on->cfg.nvpeers = 0;
 	on->tops = tops;
 	on->tx_since_tick = false;
 	WRITE_ONCE(on->up, true);

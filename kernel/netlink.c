@@ -14,6 +14,23 @@ static struct netlink_range_validation op_host_id_range = {
 	.max = U32_MAX - 1,
 };
 
+/* QP numbers have 24 bits. */
+static struct netlink_range_validation op_qpn_range = {
+	.max = 0xffffff,
+};
+
+/* Q_Keys with the high bit set are the privileged ones. */
+static struct netlink_range_validation op_qkey_range = {
+	.max = 0x7fffffff,
+};
+
+static const struct nla_policy op_nl_vpeer_policy[ONEPIPE_V_MAX + 1] = {
+	[ONEPIPE_V_HOST]	= { .type = NLA_U32 },
+	[ONEPIPE_V_GID]		= NLA_POLICY_EXACT_LEN(16),
+	[ONEPIPE_V_QPN]		= NLA_POLICY_FULL_RANGE(NLA_U32, &op_qpn_range),
+	[ONEPIPE_V_QKEY]	= NLA_POLICY_FULL_RANGE(NLA_U32, &op_qkey_range),
+};
+
 static const struct nla_policy op_nl_policy[ONEPIPE_A_MAX + 1] = {
 	[ONEPIPE_A_HOST_ID]		= NLA_POLICY_FULL_RANGE(NLA_U32,
 							&op_host_id_range),
@@ -24,6 +41,12 @@ static const struct nla_policy op_nl_policy[ONEPIPE_A_MAX + 1] = {
 	[ONEPIPE_A_UDP_LOCAL_PORT]	= NLA_POLICY_MIN(NLA_U16, 1),
 	[ONEPIPE_A_UDP_UPLINK_ADDR]	= { .type = NLA_BE32 },
 	[ONEPIPE_A_UDP_UPLINK_PORT]	= NLA_POLICY_MIN(NLA_U16, 1),
+	[ONEPIPE_A_VERBS_DEV]		= { .type = NLA_NUL_STRING,
+					    .len = OP_VERBS_DEV_LEN - 1 },
+	[ONEPIPE_A_VERBS_PORT]		= NLA_POLICY_MIN(NLA_U32, 1),
+	[ONEPIPE_A_VERBS_QKEY]		= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&op_qkey_range),
+	[ONEPIPE_A_VERBS_PEERS]	= NLA_POLICY_NESTED_ARRAY(op_nl_vpeer_policy),
 };
 
 static struct genl_family op_genl_family;
@@ -94,31 +117,221 @@ static int op_nl_fill_host(struct sk_buff *msg, struct op_net *on)
 	return op_nl_put_counters(msg, on);
 }
 
+/* What HOST_GET and DEV_GET say of an RDMA device port. */
+static int op_nl_put_verbs(struct sk_buff *msg, const struct op_verbs_info *vi)
+{
+	struct nlattr *nest;
+	int c;
+
+	if (nla_put_string(msg, ONEPIPE_A_VERBS_DEV, vi->dev) ||
+	    nla_put_u32(msg, ONEPIPE_A_VERBS_PORT, vi->port) ||
+	    nla_put_u32(msg, ONEPIPE_A_VERBS_STATE, vi->state) ||
+	    (vi->has_gid &&
+	     nla_put(msg, ONEPIPE_A_VERBS_GID, sizeof(vi->gid), vi->gid)) ||
+	    nla_put_u32(msg, ONEPIPE_A_VERBS_QPN, vi->qpn) ||
+	    nla_put_u32(msg, ONEPIPE_A_VERBS_QKEY, vi->qkey) ||
+	    nla_put_u32(msg, ONEPIPE_A_VERBS_MTU, vi->mtu) ||
+	    nla_put_u32(msg, ONEPIPE_A_VERBS_BOUND, vi->bound))
+		return -EMSGSIZE;
+	nest = nla_nest_start(msg, ONEPIPE_A_VERBS_COUNTERS);
+	if (!nest)
+		return -EMSGSIZE;
+	for (c = 1; c <= ONEPIPE_VC_MAX; c++)
+		if (nla_put_u64_64bit(msg, c, vi->ctr[c], ONEPIPE_VC_UNSPEC))
+			return -EMSGSIZE;
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int op_nl_put_vpeers(struct sk_buff *msg,
+			    const struct op_verbs_peer *peers, unsigned int n)
+{
+	struct nlattr *all, *one;
+	unsigned int i;
+
+	all = nla_nest_start(msg, ONEPIPE_A_VERBS_PEERS);
+	if (!all)
+		return -EMSGSIZE;
+	for (i = 0; i < n; i++) {
+		one = nla_nest_start(msg, ONEPIPE_A_VERBS_PEER);
+		if (!one ||
+		    nla_put_u32(msg, ONEPIPE_V_HOST, peers[i].host) ||
+		    nla_put(msg, ONEPIPE_V_GID, sizeof(peers[i].gid),
+			    peers[i].gid) ||
+		    nla_put_u32(msg, ONEPIPE_V_QPN, peers[i].qpn) ||
+		    nla_put_u32(msg, ONEPIPE_V_QKEY, peers[i].qkey))
+			return -EMSGSIZE;
+		nla_nest_end(msg, one);
+	}
+	nla_nest_end(msg, all);
+	return 0;
+}
+
+/* Room for one peer in HOST_GET's reply. */
+#define OP_NL_VPEER_SIZE	64
+/* Most verbs peers HOST_GET reports. */
+#define OP_NL_VPEERS_MAX	1024
+
 static int op_nl_host_get(struct sk_buff *skb, struct genl_info *info)
 {
 	struct op_net *on = op_net(genl_info_net(info));
-	struct sk_buff *msg;
+	unsigned int npeers = OP_NL_VPEERS_MAX;
+	struct op_verbs_peer *peers;
+	struct op_verbs_info *vi;
+	struct sk_buff *msg = NULL;
+	bool verbs;
 	void *hdr;
 	int err;
 
-	msg = nlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	vi = kmalloc(sizeof(*vi), GFP_KERNEL);
+	peers = kvmalloc_array(npeers, sizeof(*peers), GFP_KERNEL);
+	err = -ENOMEM;
+	if (!vi || !peers)
+		goto out;
+	verbs = !op_verbs_host_info(on, vi, peers, &npeers);
+	if (!verbs)
+		npeers = 0;
+
+	msg = nlmsg_new(NLMSG_DEFAULT_SIZE + npeers * OP_NL_VPEER_SIZE,
+			GFP_KERNEL);
 	if (!msg)
-		return -ENOMEM;
+		goto out;
 	hdr = genlmsg_put_reply(msg, info, &op_genl_family, 0,
 				ONEPIPE_CMD_HOST_GET);
-	if (!hdr) {
-		err = -EMSGSIZE;
-		goto out_free;
-	}
+	err = -EMSGSIZE;
+	if (!hdr)
+		goto out;
 	err = op_nl_fill_host(msg, on);
+	if (!err && verbs)
+		err = op_nl_put_verbs(msg, vi) ?:
+		      op_nl_put_vpeers(msg, peers, npeers);
 	if (err)
-		goto out_free;
+		goto out;
 	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
-
-out_free:
+	err = genlmsg_reply(msg, info);
+	msg = NULL;
+out:
 	nlmsg_free(msg);
+	kvfree(peers);
+	kfree(vi);
 	return err;
+}
+
+/* Parse the verbs peers of HOST_SET into @cfg; the caller frees them. */
+static int op_nl_parse_vpeers(struct genl_info *info, struct op_host_cfg *cfg)
+{
+	struct nlattr *nest = info->attrs[ONEPIPE_A_VERBS_PEERS];
+	struct nlattr *tb[ONEPIPE_V_MAX + 1], *pa;
+	struct op_verbs_peer *peers, *p;
+	int rem, n = 0, err;
+
+	if (!nest)
+		return 0;
+	nla_for_each_nested(pa, nest, rem)
+		n++;
+	if (n > OP_NL_VPEERS_MAX) {
+		NL_SET_ERR_MSG_ATTR(info->extack, nest, "too many peers");
+		return -E2BIG;
+	}
+	peers = kvcalloc(n, sizeof(*peers), GFP_KERNEL);
+	if (!peers)
+		return -ENOMEM;
+	cfg->vpeers = peers;
+	nla_for_each_nested(pa, nest, rem) {
+		err = nla_parse_nested(tb, ONEPIPE_V_MAX, pa,
+				       op_nl_vpeer_policy, info->extack);
+		if (err)
+			return err;
+		if (NL_REQ_ATTR_CHECK(info->extack, pa, tb, ONEPIPE_V_HOST) ||
+		    NL_REQ_ATTR_CHECK(info->extack, pa, tb, ONEPIPE_V_GID) ||
+		    NL_REQ_ATTR_CHECK(info->extack, pa, tb, ONEPIPE_V_QPN))
+			return -EINVAL;
+		p = &peers[cfg->nvpeers++];
+		p->host = nla_get_u32(tb[ONEPIPE_V_HOST]);
+		nla_memcpy(p->gid, tb[ONEPIPE_V_GID], sizeof(p->gid));
+		p->qpn = nla_get_u32(tb[ONEPIPE_V_QPN]);
+		p->qkey = tb[ONEPIPE_V_QKEY] ? nla_get_u32(tb[ONEPIPE_V_QKEY]) :
+					       ONEPIPE_VERBS_QKEY;
+	}
+	return 0;
+}
+
+static int op_nl_parse_verbs(struct genl_info *info, struct op_host_cfg *cfg)
+{
+	struct nlattr **a = info->attrs;
+
+	if (GENL_REQ_ATTR_CHECK(info, ONEPIPE_A_VERBS_DEV))
+		return -EINVAL;
+	nla_strscpy(cfg->vdev, a[ONEPIPE_A_VERBS_DEV], sizeof(cfg->vdev));
+	if (a[ONEPIPE_A_VERBS_PORT])
+		cfg->vport = nla_get_u32(a[ONEPIPE_A_VERBS_PORT]);
+	if (a[ONEPIPE_A_VERBS_QKEY])
+		cfg->vqkey = nla_get_u32(a[ONEPIPE_A_VERBS_QKEY]);
+	return op_nl_parse_vpeers(info, cfg);
+}
+
+static int op_nl_parse_udp(struct genl_info *info, struct op_host_cfg *cfg)
+{
+	struct nlattr **a = info->attrs;
+
+	if (GENL_REQ_ATTR_CHECK(info, ONEPIPE_A_UDP_UPLINK_ADDR))
+		return -EINVAL;
+	cfg->uaddr = nla_get_be32(a[ONEPIPE_A_UDP_UPLINK_ADDR]);
+	if (a[ONEPIPE_A_UDP_LOCAL_ADDR])
+		cfg->laddr = nla_get_be32(a[ONEPIPE_A_UDP_LOCAL_ADDR]);
+	if (a[ONEPIPE_A_UDP_LOCAL_PORT])
+		cfg->lport = nla_get_u16(a[ONEPIPE_A_UDP_LOCAL_PORT]);
+	if (a[ONEPIPE_A_UDP_UPLINK_PORT])
+		cfg->uport = nla_get_u16(a[ONEPIPE_A_UDP_UPLINK_PORT]);
+	return 0;
+}
+
+static void op_nl_set_errmsg(struct genl_info *info, int err)
+{
+	struct nlattr **a = info->attrs;
+
+	switch (err) {
+	case -ENETUNREACH:
+	case -EHOSTUNREACH:
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_UDP_UPLINK_ADDR],
+				    "no route to the uplink");
+		break;
+	case -EADDRINUSE:
+		NL_SET_ERR_MSG(info->extack, "cannot bind the local address");
+		break;
+	case -EADDRNOTAVAIL:
+		if (a[ONEPIPE_A_VERBS_DEV])
+			NL_SET_ERR_MSG(info->extack,
+				       "the RDMA port has no IPv4 RoCEv2 GID");
+		else
+			NL_SET_ERR_MSG(info->extack,
+				       "cannot bind the local address");
+		break;
+	case -EMSGSIZE:
+		NL_SET_ERR_MSG(info->extack, "path MTU to the uplink too small");
+		break;
+	case -ENODEV:
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_VERBS_DEV],
+				    "no such RDMA device port");
+		break;
+	case -EBUSY:
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_VERBS_DEV],
+				    "the RDMA port serves another host");
+		break;
+	case -ENETDOWN:
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_VERBS_DEV],
+				    "the RDMA port is not active");
+		break;
+	case -EEXIST:
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_VERBS_PEERS],
+				    "a peer is given twice");
+		break;
+	case -ENODATA:
+	case -ETIMEDOUT:
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_VERBS_PEERS],
+				    "cannot resolve a peer's address");
+		break;
+	}
 }
 
 static int op_nl_host_set(struct sk_buff *skb, struct genl_info *info)
@@ -129,6 +342,8 @@ static int op_nl_host_set(struct sk_buff *skb, struct genl_info *info)
 		.transport = ONEPIPE_TRANSPORT_UDP,
 		.lport = ONEPIPE_UDP_PORT,
 		.uport = ONEPIPE_UDP_PORT,
+		.vport = 1,
+		.vqkey = ONEPIPE_VERBS_QKEY,
 	};
 	int err;
 
@@ -137,29 +352,19 @@ static int op_nl_host_set(struct sk_buff *skb, struct genl_info *info)
 	cfg.host_id = nla_get_u32(a[ONEPIPE_A_HOST_ID]);
 	if (a[ONEPIPE_A_TRANSPORT])
 		cfg.transport = nla_get_u32(a[ONEPIPE_A_TRANSPORT]);
-	if (cfg.transport != ONEPIPE_TRANSPORT_UDP) {
+	if (cfg.transport == ONEPIPE_TRANSPORT_UDP) {
+		err = op_nl_parse_udp(info, &cfg);
+	} else if (IS_ENABLED(CONFIG_INFINIBAND)) {
+		err = op_nl_parse_verbs(info, &cfg);
+	} else {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_TRANSPORT],
 				    "transport not available");
 		return -EOPNOTSUPP;
 	}
-	if (GENL_REQ_ATTR_CHECK(info, ONEPIPE_A_UDP_UPLINK_ADDR))
-		return -EINVAL;
-	cfg.uaddr = nla_get_be32(a[ONEPIPE_A_UDP_UPLINK_ADDR]);
-	if (a[ONEPIPE_A_UDP_LOCAL_ADDR])
-		cfg.laddr = nla_get_be32(a[ONEPIPE_A_UDP_LOCAL_ADDR]);
-	if (a[ONEPIPE_A_UDP_LOCAL_PORT])
-		cfg.lport = nla_get_u16(a[ONEPIPE_A_UDP_LOCAL_PORT]);
-	if (a[ONEPIPE_A_UDP_UPLINK_PORT])
-		cfg.uport = nla_get_u16(a[ONEPIPE_A_UDP_UPLINK_PORT]);
-
-	err = op_host_set(on, &cfg);
-	if (err == -ENETUNREACH || err == -EHOSTUNREACH)
-		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_UDP_UPLINK_ADDR],
-				    "no route to the uplink");
-	else if (err == -EADDRINUSE || err == -EADDRNOTAVAIL)
-		NL_SET_ERR_MSG(info->extack, "cannot bind the local address");
-	else if (err == -EMSGSIZE)
-		NL_SET_ERR_MSG(info->extack, "path MTU to the uplink too small");
+	if (!err)
+		err = op_host_set(on, &cfg);
+	op_nl_set_errmsg(info, err);
+	kvfree(cfg.vpeers);
 	return err;
 }
 
@@ -336,6 +541,30 @@ static int op_nl_peer_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
+/* cb->args[0]: index of the next port to report. */
+static int op_nl_dev_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct op_verbs_info *vi;
+	void *hdr;
+
+	vi = kmalloc(sizeof(*vi), GFP_KERNEL);
+	if (!vi)
+		return -ENOMEM;
+	while (!op_verbs_port_info(sock_net(skb->sk), cb->args[0], vi)) {
+		hdr = op_nl_dump_hdr(skb, cb, ONEPIPE_CMD_DEV_GET);
+		if (!hdr)
+			break;
+		if (op_nl_put_verbs(skb, vi)) {
+			genlmsg_cancel(skb, hdr);
+			break;
+		}
+		genlmsg_end(skb, hdr);
+		cb->args[0]++;
+	}
+	kfree(vi);
+	return skb->len;
+}
+
 static const struct genl_small_ops op_genl_ops[] = {
 	{
 		.cmd	= ONEPIPE_CMD_HOST_GET,
@@ -362,6 +591,10 @@ static const struct genl_small_ops op_genl_ops[] = {
 	{
 		.cmd	= ONEPIPE_CMD_PEER_GET,
 		.dumpit	= op_nl_peer_dump,
+	},
+	{
+		.cmd	= ONEPIPE_CMD_DEV_GET,
+		.dumpit	= op_nl_dev_dump,
 	},
 };
 

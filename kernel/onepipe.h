@@ -26,6 +26,23 @@
 struct op_net;
 
 /**
+ * struct op_verbs_peer - how the verbs transport reaches one host
+ * @host: its host id; 0 is the uplink switch, where beacons go
+ * @gid: its GID (RoCEv2: an IPv4-mapped IPv6 address)
+ * @qpn: its UD QP number
+ * @qkey: its Q_Key
+ */
+struct op_verbs_peer {
+	u32 host;
+	u8 gid[16];
+	u32 qpn;
+	u32 qkey;
+};
+
+/* Longest RDMA device name (IB_DEVICE_NAME_MAX). */
+#define OP_VERBS_DEV_LEN	64
+
+/**
  * struct op_host_cfg - what ONEPIPE_CMD_HOST_SET configures
  * @host_id: this host's id, 1..U32_MAX-1
  * @transport: enum onepipe_transport_kind
@@ -33,6 +50,12 @@ struct op_net;
  * @lport: UDP transport: local port
  * @uaddr: UDP transport: uplink switch address
  * @uport: UDP transport: uplink switch port
+ * @vdev: verbs transport: RDMA device name
+ * @vport: verbs transport: its port number
+ * @vqkey: verbs transport: this host's Q_Key
+ * @vpeers: verbs transport: the peers' addresses; only valid during
+ *	op_host_set() (the transport keeps its own copy)
+ * @nvpeers: entries in @vpeers
  */
 struct op_host_cfg {
 	u32 host_id;
@@ -41,6 +64,11 @@ struct op_host_cfg {
 	u16 lport;
 	__be32 uaddr;
 	u16 uport;
+	char vdev[OP_VERBS_DEV_LEN];
+	u32 vport;
+	u32 vqkey;
+	const struct op_verbs_peer *vpeers;
+	unsigned int nvpeers;
 };
 
 /**
@@ -56,13 +84,18 @@ struct op_host_cfg {
  *	@skb; called with BHs off and tx_lock held, never sleeps.  Packets
  *	handed over in order must reach the uplink in that order.
  * @mtu: largest 1Pipe packet (header included) the path carries
+ * @beacon_barriers: the fabric never rewrites this transport's packets
+ *	(RoCE's ICRC covers them), so barriers travel only in beacons: the
+ *	host sends one every interval, and takes barriers only from the
+ *	beacons of its uplink (another packet's are its sender's own)
  *
- * Transports are selected per host; the verbs transport plugs in here.
+ * Transports are selected per host.
  */
 struct op_transport_ops {
 	u32 kind;
 	const char *name;
 	unsigned int headroom;
+	bool beacon_barriers;
 	int (*up)(struct op_net *on, const struct op_host_cfg *cfg);
 	void (*down)(struct op_net *on);
 	int (*xmit)(struct op_net *on, struct sk_buff *skb);
@@ -70,6 +103,9 @@ struct op_transport_ops {
 };
 
 extern const struct op_transport_ops op_udp_transport;
+#if IS_ENABLED(CONFIG_INFINIBAND)
+extern const struct op_transport_ops op_verbs_transport;
+#endif
 
 /* Reliable receive state keeps a ring of this many sequence numbers. */
 #define OP_RDM_SEEN_BITS	2048
@@ -224,6 +260,7 @@ struct op_net {
 	void *tpriv;			/* transport's own state */
 	unsigned int frag_size;		/* payload bytes per packet */
 	unsigned int headroom;		/* transport's headroom */
+	bool beacon_barriers;		/* see struct op_transport_ops */
 	bool up;			/* cfg_mutex + tx_lock to write */
 
 	/* sysctls (net.onepipe.*) */
@@ -453,6 +490,7 @@ static inline u64 op_interval_ns(struct op_net *on)
 extern struct pernet_operations op_net_ops;
 int op_host_set(struct op_net *on, const struct op_host_cfg *cfg);
 void op_host_down(struct op_net *on);
+void op_host_lost(struct op_net *on, const void *tpriv);
 int op_net_sysctl_register(struct op_net *on);
 void op_net_sysctl_unregister(struct op_net *on);
 struct op_peer *op_peer_get(struct op_net *on, u32 host, gfp_t gfp);
@@ -526,6 +564,59 @@ struct sock *op_port_lookup_rcu(struct op_net *on, u16 port);
 void op_sock_fail(struct sock *sk, struct sk_buff *skb, int code);
 void op_sock_wake_writer(struct sock *sk);
 unsigned int op_sock_count(struct op_net *on);
+
+/* transport_verbs.c */
+
+/**
+ * struct op_verbs_info - what introspection shows of one RDMA device port
+ * @dev: device name
+ * @port: port number
+ * @state: enum ib_port_state
+ * @has_gid: @gid is valid
+ * @gid: the GID a host bound to the port uses
+ * @qpn: the port's UD QP number
+ * @qkey: its Q_Key
+ * @mtu: largest 1Pipe packet the port carries
+ * @bound: a host uses the port
+ * @ctr: the port's counters, by enum onepipe_verbs_counter
+ */
+struct op_verbs_info {
+	char dev[OP_VERBS_DEV_LEN];
+	u32 port;
+	u32 state;
+	bool has_gid;
+	u8 gid[16];
+	u32 qpn;
+	u32 qkey;
+	u32 mtu;
+	bool bound;
+	u64 ctr[__ONEPIPE_VC_MAX];
+};
+
+#if IS_ENABLED(CONFIG_INFINIBAND)
+int op_verbs_init(void);
+void op_verbs_exit(void);
+int op_verbs_port_info(struct net *net, unsigned long idx,
+		       struct op_verbs_info *info);
+int op_verbs_host_info(struct op_net *on, struct op_verbs_info *info,
+		       struct op_verbs_peer *peers, unsigned int *npeers);
+#else
+static inline int op_verbs_init(void) { return 0; }
+static inline void op_verbs_exit(void) { }
+static inline int op_verbs_port_info(struct net *net, unsigned long idx,
+				     struct op_verbs_info *info)
+{
+	return -ENOENT;
+}
+
+static inline int op_verbs_host_info(struct op_net *on,
+				     struct op_verbs_info *info,
+				     struct op_verbs_peer *peers,
+				     unsigned int *npeers)
+{
+	return -ENOENT;
+}
+#endif
 
 /* netlink.c */
 int op_netlink_init(void);

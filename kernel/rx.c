@@ -407,6 +407,9 @@ void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
 
 	mine = h.type != OP_PKT_BEACON &&
 	       h.dst_host == READ_ONCE(on->cfg.host_id);
+	/* Unrewritten packets carry their sender's barriers, not the link's. */
+	if (READ_ONCE(on->beacon_barriers) && h.type != OP_PKT_BEACON)
+		h.flags |= OP_F_NOBARRIER | OP_F_NOCOMMIT;
 	spin_lock_bh(&on->rx_lock);
 	now = ktime_get_ns();
 	if (!(h.flags & OP_F_NOBARRIER)) {

@@ -321,6 +321,9 @@ void op_tx_ctl(struct op_net *on, struct sk_buff_head *ctl)
  * op_tx_beacon() - send a beacon if the uplink was idle for an interval
  * @on: this host
  *
+ * On a transport whose packets switches do not rewrite, barriers travel
+ * in beacons only, so one goes out every interval.
+ *
  * Context: the tick (softirq).
  */
 void op_tx_beacon(struct op_net *on)
@@ -329,7 +332,7 @@ void op_tx_beacon(struct op_net *on)
 	struct op_hdr h = { .type = OP_PKT_BEACON };
 
 	spin_lock_bh(&on->tx_lock);
-	if (on->up && !on->tx_since_tick) {
+	if (on->up && (!on->tx_since_tick || on->beacon_barriers)) {
 		skb = op_pkt_alloc(on, 0, GFP_ATOMIC);
 		if (skb) {
 			on->tx_barrier = op_clock_barrier(&on->clock,

@@ -130,6 +130,7 @@ enum onepipe_cmd {
 	ONEPIPE_CMD_LINK_GET,	/* dump: per input link state */
 	ONEPIPE_CMD_SOCK_GET,	/* dump: sockets of this netns */
 	ONEPIPE_CMD_PEER_GET,	/* dump: reliable-service state per peer host */
+	ONEPIPE_CMD_DEV_GET,	/* dump: RDMA device ports of the verbs transport */
 	__ONEPIPE_CMD_MAX,
 };
 
@@ -163,6 +164,18 @@ enum onepipe_attr {
 	ONEPIPE_A_RDM_WAITING,		/* u32: scatterings waiting for window */
 	ONEPIPE_A_RDM_UNACKED,		/* u32: reliable messages not yet ACKed */
 	ONEPIPE_A_PEER,			/* nest of ONEPIPE_P_* */
+	/* verbs transport (HOST_SET, HOST_GET, DEV_GET) */
+	ONEPIPE_A_VERBS_DEV,		/* string: RDMA device name */
+	ONEPIPE_A_VERBS_PORT,		/* u32: port number, default 1 */
+	ONEPIPE_A_VERBS_QKEY,		/* u32: Q_Key of the host's QP */
+	ONEPIPE_A_VERBS_GID,		/* binary, 16 bytes: the host's GID */
+	ONEPIPE_A_VERBS_QPN,		/* u32: the host's UD QP number */
+	ONEPIPE_A_VERBS_MTU,		/* u32: largest 1Pipe packet */
+	ONEPIPE_A_VERBS_STATE,		/* u32: enum ib_port_state (4: active) */
+	ONEPIPE_A_VERBS_BOUND,		/* u32: 1 if a host uses the port */
+	ONEPIPE_A_VERBS_PEERS,		/* nest of ONEPIPE_A_VERBS_PEER */
+	ONEPIPE_A_VERBS_PEER,		/* nest of ONEPIPE_V_* */
+	ONEPIPE_A_VERBS_COUNTERS,	/* nest of ONEPIPE_VC_* u64 */
 	__ONEPIPE_A_MAX,
 };
 
@@ -263,6 +276,47 @@ enum onepipe_peer_attr {
 };
 
 #define ONEPIPE_P_MAX (__ONEPIPE_P_MAX - 1)
+
+/*
+ * How a host reaches a peer over the verbs transport (ONEPIPE_A_VERBS_PEER
+ * nest).  Peer host 0 is the uplink switch: beacons go there.
+ */
+enum onepipe_verbs_peer_attr {
+	ONEPIPE_V_UNSPEC,
+	ONEPIPE_V_HOST,			/* u32: host id, 0 for the uplink */
+	ONEPIPE_V_GID,			/* binary, 16 bytes */
+	ONEPIPE_V_QPN,			/* u32: UD QP number */
+	ONEPIPE_V_QKEY,			/* u32: default ONEPIPE_VERBS_QKEY */
+	__ONEPIPE_V_MAX,
+};
+
+#define ONEPIPE_V_MAX (__ONEPIPE_V_MAX - 1)
+
+/* Per RDMA device port counters of the verbs transport, all u64. */
+enum onepipe_verbs_counter {
+	ONEPIPE_VC_UNSPEC,
+	ONEPIPE_VC_TX_POSTS,		/* send work requests posted */
+	ONEPIPE_VC_TX_INLINE,		/* of which with inline data */
+	ONEPIPE_VC_TX_COMPLETIONS,	/* sends completed */
+	ONEPIPE_VC_TX_ERRORS,		/* sends failed (post or completion) */
+	ONEPIPE_VC_TX_QUEUED,		/* packets that waited for a send slot */
+	ONEPIPE_VC_TX_NOPEER,		/* dropped: no address for the host */
+	ONEPIPE_VC_RX_COMPLETIONS,	/* packets received */
+	ONEPIPE_VC_RX_ERRORS,		/* receive completions in error */
+	ONEPIPE_VC_RX_REFILLS,		/* receive buffers replaced */
+	ONEPIPE_VC_RX_COPIED,		/* small packets copied out */
+	ONEPIPE_VC_RX_DROPS,		/* dropped: no memory, or no host */
+	/* completions that found the receive ring empty: the device may
+	 * have dropped packets meanwhile (UD's receiver-not-ready) */
+	ONEPIPE_VC_RX_EMPTY,
+	ONEPIPE_VC_RX_POSTED,		/* receive buffers posted (gauge) */
+	__ONEPIPE_VC_MAX,
+};
+
+#define ONEPIPE_VC_MAX (__ONEPIPE_VC_MAX - 1)
+
+/* Default Q_Key of the verbs transport's UD QPs. */
+#define ONEPIPE_VERBS_QKEY	0x0001f1feU
 
 /* Default UDP port of the UDP transport (hosts and switches). */
 #define ONEPIPE_UDP_PORT	5640
