@@ -67,12 +67,16 @@ static int dump_cb(const struct nlmsghdr *nlh, void *data)
 	struct dump_ctx *d = data;
 
 	op_nl_parse_msg(nlh, op_attrs, ONEPIPE_A_MAX, top);
-	if (!top[d->nest]) {
+	if (d->nest == ONEPIPE_A_UNSPEC) {
+		/* The reply's own attributes are the item. */
+		memcpy(d->tb, top, sizeof(top));
+	} else if (top[d->nest]) {
+		op_nl_parse_nest(top[d->nest], d->spec, d->max, d->tb);
+	} else {
 		fprintf(stderr, "onepipe: warning: reply without %s\n",
 			op_attrs[d->nest].name);
 		return MNL_CB_OK;
 	}
-	op_nl_parse_nest(top[d->nest], d->spec, d->max, d->tb);
 	dump_start(d);
 	op_print_item(d->o, d->print, d->tb);
 	return MNL_CB_OK;
@@ -82,8 +86,8 @@ int op_dump(struct op_ctx *ctx, uint8_t cmd, uint16_t nest,
 	    const struct op_attr_spec *spec, unsigned int max,
 	    op_print_fn print, const char *what)
 {
-	/* Room for the nest's attributes; every ONEPIPE_?_MAX is smaller. */
-	const struct nlattr *tb[32];
+	/* Room for the item's attributes; every ONEPIPE_?_MAX is smaller. */
+	const struct nlattr *tb[64];
 	struct dump_ctx d = {
 		.nest = nest, .spec = spec, .max = max,
 		.print = print, .tb = tb,
@@ -92,7 +96,8 @@ int op_dump(struct op_ctx *ctx, uint8_t cmd, uint16_t nest,
 	struct op_nl nl;
 	int err;
 
-	if (max >= ARRAY_SIZE(tb)) {
+	if (max >= ARRAY_SIZE(tb) ||
+	    (nest == ONEPIPE_A_UNSPEC && max != ONEPIPE_A_MAX)) {
 		fprintf(stderr, "onepipe: internal error: nest too large\n");
 		return 1;
 	}

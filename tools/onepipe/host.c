@@ -4,6 +4,7 @@
  * clock, barriers and counters (ONEPIPE_CMD_HOST_*).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/genetlink.h>
 
@@ -45,31 +46,41 @@ static const char *const counter_names[] = {
 _Static_assert(ARRAY_SIZE(counter_names) == __ONEPIPE_C_MAX,
 	       "counter_names[] out of sync with enum onepipe_counter");
 _Static_assert(__ONEPIPE_C_MAX <= OP_MAX_COUNTERS, "too many counters");
-_Static_assert(ONEPIPE_A_MAX < 32, "op_host_info.present too small");
+_Static_assert(ONEPIPE_A_MAX < 64, "op_host_info.present too small");
 
 const char *op_counter_name(unsigned int id)
 {
 	return id < ARRAY_SIZE(counter_names) ? counter_names[id] : NULL;
 }
 
-static void parse_counters(const struct nlattr *nest,
-			   struct op_host_info *hi)
+/* The verbs transport's attributes of a HOST_GET reply. */
+static void parse_verbs(const struct nlattr **tb, struct op_host_info *hi)
 {
-	const struct nlattr *attr;
+	const char *dev = op_attr_str(tb[ONEPIPE_A_VERBS_DEV]);
 
-	mnl_attr_for_each_nested(attr, nest) {
-		unsigned int id = mnl_attr_get_type(attr);
-
-		if (id == ONEPIPE_C_UNSPEC || id >= OP_MAX_COUNTERS)
-			continue;
-		if (mnl_attr_get_payload_len(attr) != sizeof(uint64_t)) {
-			fprintf(stderr,
-				"onepipe: warning: counter %u has %u bytes, expected 8; ignored\n",
-				id, mnl_attr_get_payload_len(attr));
-			continue;
-		}
-		hi->counters[id] = mnl_attr_get_u64(attr);
-		hi->counters_present |= 1ULL << id;
+	if (dev)
+		snprintf(hi->verbs_dev, sizeof(hi->verbs_dev), "%s", dev);
+	else
+		hi->present &= ~(1ULL << ONEPIPE_A_VERBS_DEV);
+	if (tb[ONEPIPE_A_VERBS_PORT])
+		hi->verbs_port = mnl_attr_get_u32(tb[ONEPIPE_A_VERBS_PORT]);
+	if (tb[ONEPIPE_A_VERBS_GID])
+		memcpy(hi->verbs_gid,
+		       mnl_attr_get_payload(tb[ONEPIPE_A_VERBS_GID]), 16);
+	if (tb[ONEPIPE_A_VERBS_QPN])
+		hi->verbs_qpn = mnl_attr_get_u32(tb[ONEPIPE_A_VERBS_QPN]);
+	if (tb[ONEPIPE_A_VERBS_QKEY])
+		hi->verbs_qkey = mnl_attr_get_u32(tb[ONEPIPE_A_VERBS_QKEY]);
+	if (tb[ONEPIPE_A_VERBS_MTU])
+		hi->verbs_mtu = mnl_attr_get_u32(tb[ONEPIPE_A_VERBS_MTU]);
+	if (tb[ONEPIPE_A_VERBS_COUNTERS])
+		op_counters_parse(tb[ONEPIPE_A_VERBS_COUNTERS],
+				  &hi->verbs_counters);
+	if (tb[ONEPIPE_A_VERBS_PEERS] &&
+	    op_verbs_peers_parse(tb[ONEPIPE_A_VERBS_PEERS], &hi->peers,
+				 &hi->npeers)) {
+		fprintf(stderr, "onepipe: warning: out of memory for peers\n");
+		hi->present &= ~(1ULL << ONEPIPE_A_VERBS_PEERS);
 	}
 }
 
@@ -82,7 +93,7 @@ void op_host_parse(const struct nlmsghdr *nlh, struct op_host_info *hi)
 	op_nl_parse_msg(nlh, op_attrs, ONEPIPE_A_MAX, tb);
 	for (i = 0; i <= ONEPIPE_A_MAX; i++)
 		if (tb[i])
-			hi->present |= 1U << i;
+			hi->present |= 1ULL << i;
 
 #define U32(a)	(tb[a] ? mnl_attr_get_u32(tb[a]) : 0)
 #define U16(a)	(tb[a] ? mnl_attr_get_u16(tb[a]) : 0)
@@ -107,12 +118,20 @@ void op_host_parse(const struct nlmsghdr *nlh, struct op_host_info *hi)
 #undef U16
 #undef U64
 	if (tb[ONEPIPE_A_COUNTERS])
-		parse_counters(tb[ONEPIPE_A_COUNTERS], hi);
+		op_counters_parse(tb[ONEPIPE_A_COUNTERS], &hi->counters);
+	parse_verbs(tb, hi);
+}
+
+void op_host_free(struct op_host_info *hi)
+{
+	free(hi->peers);
+	hi->peers = NULL;
+	hi->npeers = 0;
 }
 
 static bool has(const struct op_host_info *hi, unsigned int attr)
 {
-	return hi->present & (1U << attr);
+	return hi->present & (1ULL << attr);
 }
 
 static const char *transport_name(uint32_t t, char *buf, size_t len)
@@ -157,30 +176,6 @@ static void print_addr(struct op_out *o, const char *key,
 	out_str(o, key, NULL, buf);
 }
 
-static void print_counters(struct op_out *o, const struct op_host_info *hi)
-{
-	unsigned int id;
-	char buf[32];
-
-	if (!has(hi, ONEPIPE_A_COUNTERS))
-		return;
-	out_line(o, 2);
-	out_group_start(o, "counters", "counters:", 4);
-	for (id = 1; id < OP_MAX_COUNTERS; id++) {
-		const char *name = op_counter_name(id);
-
-		if (!(hi->counters_present & (1ULL << id)))
-			continue;
-		/* Counters from a newer kernel still show, by number. */
-		if (!name) {
-			snprintf(buf, sizeof(buf), "counter_%u", id);
-			name = buf;
-		}
-		out_uint(o, name, NULL, hi->counters[id]);
-	}
-	out_group_end(o);
-}
-
 int64_t op_ts_lag(uint64_t now, uint64_t then)
 {
 	uint64_t d = (now - then) & ONEPIPE_TS_MASK;
@@ -216,6 +211,25 @@ static void print_commit(struct op_out *o, const struct op_host_info *hi)
 		out_uint(o, "rdm_unacked", NULL, hi->rdm_unacked);
 }
 
+/* The verbs host's own address, on a line of its own. */
+static void print_verbs_addr(struct op_out *o, const struct op_host_info *hi)
+{
+	char gid[INET6_ADDRSTRLEN];
+
+	out_line(o, 2);
+	out_wrap(o, 4);
+	if (has(hi, ONEPIPE_A_VERBS_GID)) {
+		op_format_gid(gid, sizeof(gid), hi->verbs_gid);
+		out_str(o, "gid", NULL, gid);
+	}
+	if (has(hi, ONEPIPE_A_VERBS_QPN))
+		out_uint(o, "qpn", NULL, hi->verbs_qpn);
+	if (has(hi, ONEPIPE_A_VERBS_QKEY))
+		out_hex(o, "qkey", NULL, hi->verbs_qkey);
+	if (has(hi, ONEPIPE_A_VERBS_MTU))
+		out_uint(o, "mtu", NULL, hi->verbs_mtu);
+}
+
 void op_host_print(struct op_out *o, const struct op_host_info *hi)
 {
 	char buf[32];
@@ -232,9 +246,14 @@ void op_host_print(struct op_out *o, const struct op_host_info *hi)
 	print_addr(o, "uplink", hi, ONEPIPE_A_UDP_UPLINK_ADDR,
 		   hi->uplink_addr, ONEPIPE_A_UDP_UPLINK_PORT,
 		   hi->uplink_port);
+	if (has(hi, ONEPIPE_A_VERBS_DEV))
+		out_str(o, "dev", NULL, hi->verbs_dev);
+	if (has(hi, ONEPIPE_A_VERBS_PORT))
+		out_uint(o, "port", NULL, hi->verbs_port);
 	if (has(hi, ONEPIPE_A_STATE))
 		out_str(o, "state", NULL,
 			state_name(hi->state, buf, sizeof(buf)));
+	print_verbs_addr(o, hi);
 
 	out_line(o, 2);
 	out_wrap(o, 4);
@@ -248,7 +267,14 @@ void op_host_print(struct op_out *o, const struct op_host_info *hi)
 		out_uint(o, "reorder_depth", "reorder", hi->reorder_depth);
 
 	print_commit(o, hi);
-	print_counters(o, hi);
+	if (has(hi, ONEPIPE_A_COUNTERS))
+		op_counters_print(o, "counters", "counters:", &hi->counters,
+				  op_counter_name);
+	if (has(hi, ONEPIPE_A_VERBS_COUNTERS))
+		op_counters_print(o, "verbs_counters", "verbs counters:",
+				  &hi->verbs_counters, op_verbs_counter_name);
+	if (has(hi, ONEPIPE_A_VERBS_PEERS))
+		op_verbs_peers_print(o, hi->peers, hi->npeers);
 	out_obj_end(o);
 	out_eol(o);
 }
@@ -259,11 +285,19 @@ void host_usage(FILE *f)
 		"Usage: onepipe host show\n"
 		"       onepipe host set id ID [ transport udp ]\n"
 		"                            [ local ADDR[:PORT] ] [ uplink ADDR[:PORT] ]\n"
+		"       onepipe host set id ID [ transport verbs ] dev DEV [ port P ]\n"
+		"                            [ qkey QKEY ] [ PEER ]...\n"
 		"       onepipe host down\n"
 		"       onepipe host help\n"
 		"where  ID := 1..%u\n"
-		"       ADDR := IPv4 address, PORT := 1..65535 (default %u)\n",
-		OP_HOST_ID_MAX, ONEPIPE_UDP_PORT);
+		"       ADDR := IPv4 address, PORT := 1..65535 (default %u)\n"
+		"       DEV := RDMA device, P := its port (default 1)\n"
+		"       PEER := peer PEER_ID gid GID qpn QPN [ qkey QKEY ]\n"
+		"       PEER_ID := 0 (the uplink switch) | ID\n"
+		"       GID := IPv6 address (or IPv4, for ::ffff:IPv4), QPN := 1..%u\n"
+		"       QKEY := 0..0x%x (default 0x%x)\n",
+		OP_HOST_ID_MAX, ONEPIPE_UDP_PORT, OP_QPN_MAX, OP_QKEY_MAX,
+		ONEPIPE_VERBS_QKEY);
 }
 
 struct show_ctx {
@@ -275,6 +309,8 @@ static int show_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct show_ctx *s = data;
 
+	/* Only one reply is expected; keep the last one's peers only. */
+	op_host_free(&s->hi);
 	op_host_parse(nlh, &s->hi);
 	s->replies++;
 	return MNL_CB_OK;
@@ -300,13 +336,16 @@ static int host_show(struct op_ctx *ctx)
 	if (s.replies != 1) {
 		fprintf(stderr, "onepipe: host show: %d replies, expected 1\n",
 			s.replies);
+		op_host_free(&s.hi);
 		return 1;
 	}
 	if (out_init(&o, ctx->out, ctx->json, ctx->pretty)) {
 		fprintf(stderr, "onepipe: out of memory\n");
+		op_host_free(&s.hi);
 		return 1;
 	}
 	op_host_print(&o, &s.hi);
+	op_host_free(&s.hi);
 	return out_fini(&o) ? 1 : 0;
 }
 
@@ -334,6 +373,20 @@ static void put_udp_addr(struct nlmsghdr *nlh, uint16_t addr_attr,
 	mnl_attr_put_u16(nlh, port_attr, a->port);
 }
 
+/* The verbs attributes of a "host set" request. */
+static int put_verbs(struct nlmsghdr *nlh, const struct op_host_set *req)
+{
+	if (req->has_dev)
+		mnl_attr_put_strz(nlh, ONEPIPE_A_VERBS_DEV, req->dev);
+	if (req->has_port)
+		mnl_attr_put_u32(nlh, ONEPIPE_A_VERBS_PORT, req->port);
+	if (req->has_qkey)
+		mnl_attr_put_u32(nlh, ONEPIPE_A_VERBS_QKEY, req->qkey);
+	if (!req->npeers)
+		return 0;
+	return op_verbs_peers_put(nlh, OP_NL_TXBUF, req->peers, req->npeers);
+}
+
 static int host_set(int argc, char **argv)
 {
 	struct op_host_set req;
@@ -341,10 +394,14 @@ static int host_set(int argc, char **argv)
 	struct op_nl nl;
 	char err[128];
 
-	if (op_parse_host_set(argc, argv, &req, err, sizeof(err)))
+	if (op_parse_host_set(argc, argv, &req, err, sizeof(err))) {
+		op_host_set_free(&req);
 		return op_usage_error("host", "host set: %s", err);
-	if (op_nl_open(&nl))
+	}
+	if (op_nl_open(&nl)) {
+		op_host_set_free(&req);
 		return 1;
+	}
 	nlh = op_nl_request(&nl, ONEPIPE_CMD_HOST_SET, NLM_F_ACK);
 	mnl_attr_put_u32(nlh, ONEPIPE_A_HOST_ID, req.id);
 	if (req.has_transport)
@@ -355,6 +412,14 @@ static int host_set(int argc, char **argv)
 	if (req.has_uplink)
 		put_udp_addr(nlh, ONEPIPE_A_UDP_UPLINK_ADDR,
 			     ONEPIPE_A_UDP_UPLINK_PORT, &req.uplink);
+	if (put_verbs(nlh, &req)) {
+		/* Cannot happen within OP_VERBS_PEERS_MAX; be safe anyway. */
+		fprintf(stderr, "onepipe: host set: request too large\n");
+		op_host_set_free(&req);
+		op_nl_close(&nl);
+		return 1;
+	}
+	op_host_set_free(&req);
 	return host_simple(nlh, &nl, "host set");
 }
 

@@ -36,6 +36,17 @@ const struct op_attr_spec op_attrs[ONEPIPE_A_MAX + 1] = {
 	ATTR(RDM_WAITING,	4, NULL),
 	ATTR(RDM_UNACKED,	4, NULL),
 	ATTR(PEER,		0, NULL),
+	ATTR(VERBS_DEV,		0, "dev"),
+	ATTR(VERBS_PORT,	4, "port"),
+	ATTR(VERBS_QKEY,	4, "qkey"),
+	ATTR(VERBS_GID,		16, NULL),
+	ATTR(VERBS_QPN,		4, NULL),
+	ATTR(VERBS_MTU,		4, NULL),
+	ATTR(VERBS_STATE,	4, NULL),
+	ATTR(VERBS_BOUND,	4, NULL),
+	ATTR(VERBS_PEERS,	0, "peer"),
+	ATTR(VERBS_PEER,	0, "peer"),
+	ATTR(VERBS_COUNTERS,	0, NULL),
 };
 
 struct parse_ctx {
@@ -85,7 +96,10 @@ void op_nl_parse_nest(const struct nlattr *nest,
 	mnl_attr_parse_nested(nest, parse_attr_cb, &ctx);
 }
 
-/* Type of the top-level attribute of the request at byte @offs, or -1. */
+/*
+ * Type of the top-level attribute of the request that holds byte @offs,
+ * or -1: an offset inside a nest (one peer's GID) names the nest.
+ */
 static int req_attr_at(const struct op_nl *nl, uint32_t offs)
 {
 	const struct nlattr *attr;
@@ -93,7 +107,9 @@ static int req_attr_at(const struct op_nl *nl, uint32_t offs)
 	if (!nl->req)
 		return -1;
 	mnl_attr_for_each(attr, nl->req, sizeof(struct genlmsghdr)) {
-		if ((const char *)attr - (const char *)nl->req == (long)offs)
+		long start = (const char *)attr - (const char *)nl->req;
+
+		if ((long)offs >= start && (long)offs < start + attr->nla_len)
 			return mnl_attr_get_type(attr);
 	}
 	return -1;

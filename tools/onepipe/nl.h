@@ -12,10 +12,16 @@
 #include <libmnl/libmnl.h>
 #include <linux/onepipe.h>
 
-/* Dump replies can be larger than a page; the kernel caps them at 32K. */
-#define OP_NL_RXBUF	32768
-/* Our requests are a few attributes long. */
-#define OP_NL_TXBUF	8192
+/*
+ * Dump replies can be larger than a page (the kernel caps them at 32K),
+ * and HOST_GET of a verbs host with 1024 peers takes about 64K.
+ */
+#define OP_NL_RXBUF	131072
+/*
+ * Requests are a few attributes long, but a verbs "host set" carries up
+ * to OP_VERBS_PEERS_MAX peers of 48 bytes each.
+ */
+#define OP_NL_TXBUF	65536
 
 /* What an attribute is called and how long its payload must be. */
 struct op_attr_spec {

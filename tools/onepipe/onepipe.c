@@ -29,6 +29,7 @@ static const struct {
 	{ "link", do_link },
 	{ "sock", do_sock },
 	{ "peer", do_peer },
+	{ "dev", do_dev },
 };
 
 static void usage(FILE *f)
@@ -36,7 +37,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: onepipe [ OPTIONS ] OBJECT { COMMAND | help }\n"
 		"       onepipe [ -V | -h ]\n"
-		"where  OBJECT := { host | link | sock | peer }\n"
+		"where  OBJECT := { host | link | sock | peer | dev }\n"
 		"       OPTIONS := { -j[son] | -p[retty] | -n[etns] NAME |\n"
 		"                    -V[ersion] | -h[elp] }\n");
 }

@@ -157,6 +157,44 @@ void out_onoff(struct op_out *o, const char *key, const char *label, bool v)
 	out_item(o, label ? label : key, v ? "on" : "off");
 }
 
+void out_yesno(struct op_out *o, const char *key, const char *label, bool v)
+{
+	if (o->jw) {
+		jw_name(o->jw, key);
+		jw_bool(o->jw, v);
+		return;
+	}
+	out_item(o, label ? label : key, v ? "yes" : "no");
+}
+
+void out_hex(struct op_out *o, const char *key, const char *label,
+	     uint64_t v)
+{
+	char buf[24];
+
+	if (o->jw) {
+		jw_name(o->jw, key);
+		jw_uint(o->jw, v);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	out_item(o, label ? label : key, buf);
+}
+
+void out_list_start(struct op_out *o, const char *key)
+{
+	if (!o->jw)
+		return;
+	jw_name(o->jw, key);
+	jw_start_array(o->jw);
+}
+
+void out_list_end(struct op_out *o)
+{
+	if (o->jw)
+		jw_end_array(o->jw);
+}
+
 void out_group_start(struct op_out *o, const char *key, const char *label,
 		     int wrap_indent)
 {

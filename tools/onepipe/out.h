@@ -65,6 +65,11 @@ void out_frac(struct op_out *o, const char *key, const char *label,
 	      uint64_t num, uint64_t den, int decimals);
 /* on/off in text, true/false in JSON. */
 void out_onoff(struct op_out *o, const char *key, const char *label, bool v);
+/* yes/no in text, true/false in JSON. */
+void out_yesno(struct op_out *o, const char *key, const char *label, bool v);
+/* "0x1f1fe" in text, a JSON number (keys, masks). */
+void out_hex(struct op_out *o, const char *key, const char *label,
+	     uint64_t v);
 
 /*
  * A named group: a JSON object member, or in text the bare label followed
@@ -73,6 +78,13 @@ void out_onoff(struct op_out *o, const char *key, const char *label, bool v);
 void out_group_start(struct op_out *o, const char *key, const char *label,
 		     int wrap_indent);
 void out_group_end(struct op_out *o);
+
+/*
+ * JSON only: a named array member (its items are anonymous objects);
+ * nothing in text, where each item starts its own line.
+ */
+void out_list_start(struct op_out *o, const char *key);
+void out_list_end(struct op_out *o);
 
 /* JSON only: anonymous containers (dumps are arrays of objects). */
 void out_obj_start(struct op_out *o);

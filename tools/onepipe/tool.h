@@ -16,6 +16,7 @@
 
 #include "nl.h"
 #include "out.h"
+#include "parse.h"
 
 #ifndef OP_TOOL_VERSION
 #define OP_TOOL_VERSION	"1.0"
@@ -35,12 +36,14 @@ int do_host(struct op_ctx *ctx, int argc, char **argv);
 int do_link(struct op_ctx *ctx, int argc, char **argv);
 int do_sock(struct op_ctx *ctx, int argc, char **argv);
 int do_peer(struct op_ctx *ctx, int argc, char **argv);
+int do_dev(struct op_ctx *ctx, int argc, char **argv);
 
 /* Usage of each object, for "OBJECT help" (stdout) and errors. */
 void host_usage(FILE *f);
 void link_usage(FILE *f);
 void sock_usage(FILE *f);
 void peer_usage(FILE *f);
+void dev_usage(FILE *f);
 
 /*
  * Report a command-line error as "onepipe: ..." plus a pointer to
@@ -54,7 +57,9 @@ int op_unexpected_arg(const char *object, const char *cmd, const char *arg);
 
 /*
  * Dump @cmd and print the @nest attribute of every reply with @print:
- * one line each in text, a JSON array of objects otherwise.
+ * one line each in text, a JSON array of objects otherwise.  @nest
+ * ONEPIPE_A_UNSPEC prints each reply's top-level attributes (@spec is
+ * then op_attrs).
  */
 typedef void (*op_print_fn)(struct op_out *o, const struct nlattr **tb);
 int op_dump(struct op_ctx *ctx, uint8_t cmd, uint16_t nest,
@@ -64,10 +69,25 @@ int op_dump(struct op_ctx *ctx, uint8_t cmd, uint16_t nest,
 void op_print_item(struct op_out *o, op_print_fn print,
 		   const struct nlattr **tb);
 
-/* Everything ONEPIPE_CMD_HOST_GET can report, decoded. */
+/* A nest of u64 counters, decoded. */
 #define OP_MAX_COUNTERS	64
+struct op_counters {
+	uint64_t present;		/* bit (1ULL << id) */
+	uint64_t v[OP_MAX_COUNTERS];
+};
+
+void op_counters_parse(const struct nlattr *nest, struct op_counters *c);
+/*
+ * "  LABEL name value ..." on a line of its own, wrapped; a JSON object
+ * member @key.  Counters without a name show as counter_N.
+ */
+void op_counters_print(struct op_out *o, const char *key, const char *label,
+		       const struct op_counters *c,
+		       const char *(*name_of)(unsigned int id));
+
+/* Everything ONEPIPE_CMD_HOST_GET can report, decoded. */
 struct op_host_info {
-	uint32_t present;		/* bit (1 << ONEPIPE_A_*) */
+	uint64_t present;		/* bit (1ULL << ONEPIPE_A_*) */
 	uint32_t host_id;
 	uint32_t transport;
 	struct in_addr local_addr;
@@ -83,11 +103,22 @@ struct op_host_info {
 	uint64_t rx_commit;
 	uint32_t rdm_waiting;
 	uint32_t rdm_unacked;
-	uint64_t counters_present;	/* bit (1ULL << ONEPIPE_C_*) */
-	uint64_t counters[OP_MAX_COUNTERS];
+	struct op_counters counters;	/* ONEPIPE_C_* */
+	/* verbs transport */
+	char verbs_dev[OP_VERBS_DEV_MAX];
+	uint32_t verbs_port;
+	uint8_t verbs_gid[16];
+	uint32_t verbs_qpn;
+	uint32_t verbs_qkey;
+	uint32_t verbs_mtu;
+	struct op_counters verbs_counters;	/* ONEPIPE_VC_* */
+	unsigned int npeers;
+	struct op_verbs_peer *peers;	/* malloc'd */
 };
 
+/* Fills @hi; release it with op_host_free(). */
 void op_host_parse(const struct nlmsghdr *nlh, struct op_host_info *hi);
+void op_host_free(struct op_host_info *hi);
 void op_host_print(struct op_out *o, const struct op_host_info *hi);
 /*
  * @now - @then for 48-bit wrap-around timestamps, in nanoseconds;
@@ -96,6 +127,21 @@ void op_host_print(struct op_out *o, const struct op_host_info *hi);
 int64_t op_ts_lag(uint64_t now, uint64_t then);
 /* "tx_msgs" for ONEPIPE_C_TX_MSGS; NULL if unknown. */
 const char *op_counter_name(unsigned int id);
+/* "tx_posts" for ONEPIPE_VC_TX_POSTS; NULL if unknown. */
+const char *op_verbs_counter_name(unsigned int id);
+
+/* A NUL-terminated string attribute, or NULL. */
+const char *op_attr_str(const struct nlattr *attr);
+
+/* The ONEPIPE_A_VERBS_PEERS nest: malloc'd array in *@peers. */
+int op_verbs_peers_parse(const struct nlattr *nest,
+			 struct op_verbs_peer **peers, unsigned int *npeers);
+/* One line per peer in text, a "peers" array in JSON. */
+void op_verbs_peers_print(struct op_out *o, const struct op_verbs_peer *p,
+			  unsigned int n);
+/* Append ONEPIPE_A_VERBS_PEERS to a request; -EMSGSIZE if it is full. */
+int op_verbs_peers_put(struct nlmsghdr *nlh, size_t buflen,
+		       const struct op_verbs_peer *p, unsigned int n);
 
 /*
  * One ONEPIPE_A_LINK / ONEPIPE_A_SOCK / ONEPIPE_A_PEER nest, parsed with
@@ -104,8 +150,11 @@ const char *op_counter_name(unsigned int id);
 extern const struct op_attr_spec op_link_attrs[ONEPIPE_L_MAX + 1];
 extern const struct op_attr_spec op_sock_attrs[ONEPIPE_S_MAX + 1];
 extern const struct op_attr_spec op_peer_attrs[ONEPIPE_P_MAX + 1];
+extern const struct op_attr_spec op_verbs_peer_attrs[ONEPIPE_V_MAX + 1];
 void op_link_print(struct op_out *o, const struct nlattr **tb);
 void op_sock_print(struct op_out *o, const struct nlattr **tb);
 void op_peer_print(struct op_out *o, const struct nlattr **tb);
+/* One ONEPIPE_CMD_DEV_GET reply's top-level attributes. */
+void op_dev_print(struct op_out *o, const struct nlattr **tb);
 
 #endif /* ONEPIPE_TOOL_H */

@@ -59,7 +59,7 @@ expect_fail() {
 expect_ok "-V prints the version" "^onepipe utility, version" -V
 expect_ok "--version" "^onepipe utility, version" --version
 expect_ok "-h prints usage" "^Usage: onepipe" -h
-expect_ok "help prints usage" "OBJECT := { host | link | sock | peer }" help
+expect_ok "help prints usage" "OBJECT := { host | link | sock | peer | dev }" help
 expect_ok "host help" "onepipe host set id ID" host help
 expect_ok "h help (object abbreviation)" "onepipe host down" h help
 expect_ok "link help" "onepipe link show" link help
@@ -68,6 +68,10 @@ expect_ok "sock help" "onepipe sock show" sock help
 expect_ok "s help" "onepipe sock show" s help
 expect_ok "peer help" "onepipe peer show" peer help
 expect_ok "p h (both abbreviated)" "onepipe peer show" p h
+expect_ok "dev help" "onepipe dev show" dev help
+expect_ok "d h (both abbreviated)" "onepipe dev show" d h
+expect_ok "host help shows the verbs form" \
+	"PEER := peer PEER_ID gid GID qpn QPN \[ qkey QKEY \]" host help
 
 expect_fail "no object: usage error" "^Usage: onepipe"
 expect_fail "unknown option" "^Usage: onepipe" -x host show
@@ -77,6 +81,7 @@ expect_fail "unknown host command" 'command "frob" is unknown' host frob
 expect_fail "unknown link command" 'Try "onepipe link help"' link frob
 expect_fail "unknown sock command" 'Try "onepipe sock help"' sock frob
 expect_fail "unknown peer command" 'Try "onepipe peer help"' peer frob
+expect_fail "unknown dev command" 'Try "onepipe dev help"' dev frob
 expect_fail "host show takes no argument" 'unexpected argument "x"' \
 	host show x
 expect_fail "host down takes no argument" 'unexpected argument "now"' \
@@ -87,6 +92,8 @@ expect_fail "sock show takes no argument" 'unexpected argument "x"' \
 	-j sock show x
 expect_fail "peer show takes no argument" 'peer show: unexpected argument "x"' \
 	peer show x
+expect_fail "dev show takes no argument" 'dev show: unexpected argument "x"' \
+	-j dev show x
 expect_fail "host set without id" '"id" is required' host set
 expect_fail "host set id 0" 'invalid host id "0"' host set id 0
 expect_fail "host set id 2^32-1" 'invalid host id "4294967295"' \
@@ -102,6 +109,20 @@ expect_fail "host set bad port" 'invalid uplink address "1.2.3.4:99999"' \
 	host set id 1 uplink 1.2.3.4:99999
 expect_fail "host set unknown keyword" 'unknown keyword "mtu"' \
 	host set id 1 mtu 1500
+expect_fail "host set verbs: peer without qpn" 'peer 0 needs "qpn"' \
+	host set id 1 transport verbs dev opr1 peer 0 gid ::ffff:10.77.1.1
+expect_fail "host set verbs: bad gid" 'invalid gid "10.77.1"' \
+	host set id 1 dev opr1 peer 0 gid 10.77.1 qpn 1
+expect_fail "host set verbs: qpn beyond 24 bits" \
+	'invalid qpn "16777216" (1..16777215)' \
+	host set id 1 dev opr1 peer 0 gid ::1 qpn 16777216
+expect_fail "host set verbs: dev after a peer" \
+	'"dev" must come before the first peer' \
+	host set id 1 peer 0 gid ::1 qpn 1 dev opr1
+expect_fail "host set: udp and verbs keywords do not mix" 'do not mix' \
+	host set id 1 uplink 10.0.0.1 dev opr1
+expect_fail "host set: transport udp with a verbs keyword" \
+	'need transport verbs' host set id 1 transport udp port 1
 expect_fail "-n with a missing namespace" \
 	'cannot open network namespace "onepipe-test-none-'$$'"' \
 	-n onepipe-test-none-$$ host show
@@ -112,12 +133,20 @@ if [ -d /sys/module/onepipe ]; then
 	skip "host show without the module" "onepipe.ko is loaded"
 	skip "link show -j without the module" "onepipe.ko is loaded"
 	skip "peer show -j without the module" "onepipe.ko is loaded"
+	skip "dev show without the module" "onepipe.ko is loaded"
+	skip "valid verbs host set without the module" "onepipe.ko is loaded"
 else
 	expect_fail "host show without the module" "^$notfound\$" host show
 	expect_fail "link show -j without the module" "^$notfound\$" \
 		-j link show
 	expect_fail "peer show -j without the module" "^$notfound\$" \
 		-j peer show
+	expect_fail "dev show without the module" "^$notfound\$" dev show
+	# A valid command gets as far as the kernel.
+	expect_fail "valid verbs host set without the module" \
+		"^$notfound\$" host set id 2 transport verbs dev opr2 \
+		port 1 qkey 0x1f1fe peer 0 gid ::ffff:10.77.2.1 qpn 1 \
+		peer 1 gid 10.77.1.2 qpn 17 qkey 0x1f1fe
 fi
 
 echo "1..$n"

@@ -54,6 +54,11 @@ static void is_str(const char *got, const char *want, const char *name)
 	putchar('\n');
 }
 
+static struct nlmsghdr *fake_reply(char *buf, uint8_t cmd);
+static char *render_dump(struct nlmsghdr **msgs, int n, uint16_t nest_type,
+			 const struct op_attr_spec *spec, unsigned int max,
+			 op_print_fn print, bool json);
+
 static void test_matches(void)
 {
 	ok(op_matches("h", "host"), "matches: h is host");
@@ -156,14 +161,18 @@ static void test_udp_addr(void)
 	is_str(buf, "255.0.0.1:65535", "format longest address");
 }
 
-/* Run op_parse_host_set on a whitespace-separated command line. */
+/*
+ * Run op_parse_host_set on a whitespace-separated command line.  The
+ * previous result's peers are freed first: @req must start zeroed.
+ */
 static int host_set(const char *line, struct op_host_set *req, char *err)
 {
-	char copy[256], *argv[16], *tok, *save;
+	char copy[1024], *argv[64], *tok, *save;
 	int argc = 0;
 
+	op_host_set_free(req);
 	snprintf(copy, sizeof(copy), "%s", line);
-	for (tok = strtok_r(copy, " ", &save); tok && argc < 16;
+	for (tok = strtok_r(copy, " ", &save); tok && argc < 64;
 	     tok = strtok_r(NULL, " ", &save))
 		argv[argc++] = tok;
 	err[0] = '\0';
@@ -185,7 +194,8 @@ static void test_host_set(void)
 		  "invalid host id \"4294967295\" (1..4294967294)" },
 		{ "id -3", "invalid host id \"-3\" (1..4294967294)" },
 		{ "id 1 id 2", "duplicate \"id\"" },
-		{ "id 1 transport tcp", "unknown transport \"tcp\" (udp)" },
+		{ "id 1 transport tcp",
+		  "unknown transport \"tcp\" (udp, verbs)" },
 		{ "id 1 transport udp transport udp",
 		  "duplicate \"transport\"" },
 		{ "id 1 local 1.2.3",
@@ -197,7 +207,7 @@ static void test_host_set(void)
 		{ "id 1 bogus 2", "unknown keyword \"bogus\"" },
 		{ "id 1 ids 2", "unknown keyword \"ids\"" },
 	};
-	struct op_host_set req;
+	struct op_host_set req = { .npeers = 0 };
 	char err[128];
 	unsigned int i;
 
@@ -229,6 +239,269 @@ static void test_host_set(void)
 		   "host set \"%s\" -> %s (got %d, %s)", bad[i].line,
 		   bad[i].err, ret, err);
 	}
+	op_host_set_free(&req);
+}
+
+static void test_gid(void)
+{
+	static const uint8_t mapped[16] = {
+		[10] = 0xff, [11] = 0xff, [12] = 10, [13] = 77, [14] = 3,
+		[15] = 2,
+	};
+	static const char *const bad[] = {
+		"", "10.77.3", "::ffff:10.77.3", "fe80:::1", "1:2:3:4:5:6:7:8:9",
+		"10.77.3.2 ", "gid", "0x1",
+	};
+	char buf[INET6_ADDRSTRLEN];
+	uint8_t gid[16];
+	unsigned int i;
+
+	ok(op_parse_gid("::ffff:10.77.3.2", gid) == 0 &&
+	   !memcmp(gid, mapped, 16), "gid: IPv4-mapped IPv6 text");
+	memset(gid, 0x55, sizeof(gid));
+	ok(op_parse_gid("10.77.3.2", gid) == 0 && !memcmp(gid, mapped, 16),
+	   "gid: an IPv4 address is its IPv4-mapped GID");
+	ok(op_parse_gid("fe80::1", gid) == 0 && gid[0] == 0xfe &&
+	   gid[1] == 0x80 && gid[15] == 1, "gid: link-local GID");
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		ok(op_parse_gid(bad[i], gid) == -EINVAL,
+		   "gid \"%s\" is rejected", bad[i]);
+	op_format_gid(buf, sizeof(buf), mapped);
+	is_str(buf, "::ffff:10.77.3.2", "gid: printed as IPv6 text");
+	memset(gid, 0xff, sizeof(gid));
+	op_format_gid(buf, sizeof(buf), gid);
+	is_str(buf, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+	       "gid: longest form fits INET6_ADDRSTRLEN");
+}
+
+static void test_qpn(void)
+{
+	uint32_t qpn = 5;
+
+	ok(op_parse_qpn("0", &qpn) == -ERANGE && qpn == 5,
+	   "qpn 0 is rejected");
+	ok(op_parse_qpn("1", &qpn) == 0 && qpn == 1, "qpn 1 (the uplink's)");
+	ok(op_parse_qpn("0xffffff", &qpn) == 0 && qpn == 0xffffff,
+	   "qpn 0xffffff (24 bits)");
+	ok(op_parse_qpn("16777216", &qpn) == -ERANGE,
+	   "qpn 2^24 is rejected");
+	ok(op_parse_qpn("q", &qpn) == -EINVAL, "qpn q is rejected");
+}
+
+static bool gid_is_v4(const uint8_t gid[16], const char *v4)
+{
+	uint8_t want[16];
+
+	return op_parse_gid(v4, want) == 0 && !memcmp(gid, want, 16);
+}
+
+static void test_host_set_verbs(void)
+{
+	static const struct {
+		const char *line;
+		const char *err;
+	} bad[] = {
+		{ "id 1 transport verbs dev", "\"dev\" needs a value" },
+		{ "id 1 dev opr1 dev opr2", "duplicate \"dev\"" },
+		{ "id 1 dev a/b", "invalid RDMA device name \"a/b\"" },
+		{ "id 1 dev "
+		  "0123456789012345678901234567890123456789012345678901234567890123",
+		  "invalid RDMA device name \"0123456789012345678901234567890123456789012345678901234567890123\"" },
+		{ "id 1 dev opr1 port 0",
+		  "invalid port \"0\" (1..4294967295)" },
+		{ "id 1 dev opr1 qkey -1",
+		  "invalid qkey \"-1\" (0..0x7fffffff)" },
+		{ "id 1 dev opr1 qkey 0x80000000",
+		  "invalid qkey \"0x80000000\" (0..0x7fffffff)" },
+		{ "id 1 dev opr1 qkey 1 qkey 2", "duplicate \"qkey\"" },
+		{ "id 1 dev opr1 peer 0 gid 10.77.1.1",
+		  "peer 0 needs \"qpn\"" },
+		{ "id 1 dev opr1 peer 0 qpn 1 peer 2 gid 10.77.2.2 qpn 9",
+		  "peer 0 needs \"gid\"" },
+		{ "id 1 dev opr1 peer 2 gid 10.77.2.2 qpn 9 peer 2 gid 10.77.2.2 qpn 9",
+		  "duplicate peer 2" },
+		{ "id 1 dev opr1 peer 2 gid 10.77.2.2 gid 10.77.2.3 qpn 9",
+		  "duplicate \"gid\" for peer 2" },
+		{ "id 1 dev opr1 peer 2 gid 10.77.2.2 qpn 9 qpn 9",
+		  "duplicate \"qpn\" for peer 2" },
+		{ "id 1 dev opr1 peer 2 gid 10.77.2.2 qpn 9 qkey 1 qkey 1",
+		  "duplicate \"qkey\" for peer 2" },
+		{ "id 1 dev opr1 peer 4294967295 gid ::1 qpn 9",
+		  "invalid peer host id \"4294967295\" (0..4294967294)" },
+		{ "id 1 dev opr1 peer 2 gid 10.77.2 qpn 9",
+		  "invalid gid \"10.77.2\" (IPv6 or IPv4 address)" },
+		{ "id 1 dev opr1 peer 2 gid ::1 qpn 0",
+		  "invalid qpn \"0\" (1..16777215)" },
+		{ "id 1 dev opr1 peer 2 gid ::1 qpn 0x1000000",
+		  "invalid qpn \"0x1000000\" (1..16777215)" },
+		{ "id 1 dev opr1 peer 2 gid ::1 qpn 9 qkey x",
+		  "invalid qkey \"x\" (0..0x7fffffff)" },
+		{ "id 1 dev opr1 peer 2 gid ::1 qpn 9 qkey 4294967295",
+		  "invalid qkey \"4294967295\" (0..0x7fffffff)" },
+		{ "id 1 peer 2 gid ::1 qpn 9 dev opr1",
+		  "\"dev\" must come before the first peer" },
+		{ "peer 2 gid ::1 qpn 9 id 1",
+		  "\"id\" must come before the first peer" },
+		{ "id 1 dev opr1 peer 2 gid ::1 qpn 9 port 1",
+		  "\"port\" must come before the first peer" },
+		{ "id 1 dev opr1 peer 2 gid ::1 qpn 9 mtu 1",
+		  "unknown keyword \"mtu\"" },
+		{ "id 1 dev opr1 peer 2 gid ::1 qpn 9 peer",
+		  "\"peer\" needs a value" },
+		{ "dev opr1", "\"id\" is required" },
+		{ "id 1 dev opr1 local 10.0.0.1",
+		  "local/uplink (transport udp) and dev/port/qkey/peer (transport verbs) do not mix" },
+		{ "id 1 transport udp dev opr1",
+		  "dev/port/qkey/peer need transport verbs" },
+		{ "id 1 transport verbs uplink 10.0.0.1",
+		  "local/uplink need transport udp" },
+	};
+	struct op_host_set req = { .npeers = 0 };
+	char err[128];
+	unsigned int i;
+
+	ok(host_set("id 3 transport verbs dev opr3 port 2 qkey 0x11 "
+		    "peer 0 gid ::ffff:10.77.3.1 qpn 1 "
+		    "peer 1 gid 10.77.1.2 qpn 17 qkey 0x1f1fe "
+		    "peer 2 gid fe80::2 qpn 0xffffff", &req, err) == 0 &&
+	   req.id == 3 && req.has_transport &&
+	   req.transport == ONEPIPE_TRANSPORT_VERBS &&
+	   req.has_dev && !strcmp(req.dev, "opr3") &&
+	   req.has_port && req.port == 2 && req.has_qkey && req.qkey == 0x11 &&
+	   !req.has_local && !req.has_uplink && req.npeers == 3,
+	   "host set verbs: full command (%s)", err);
+	ok(req.npeers == 3 &&
+	   req.peers[0].host == 0 && gid_is_v4(req.peers[0].gid, "10.77.3.1") &&
+	   req.peers[0].qpn == 1 && !req.peers[0].has_qkey &&
+	   req.peers[1].host == 1 && gid_is_v4(req.peers[1].gid, "10.77.1.2") &&
+	   req.peers[1].qpn == 17 && req.peers[1].has_qkey &&
+	   req.peers[1].qkey == ONEPIPE_VERBS_QKEY &&
+	   req.peers[2].host == 2 && req.peers[2].gid[0] == 0xfe &&
+	   req.peers[2].qpn == 0xffffff && !req.peers[2].has_qkey,
+	   "host set verbs: peers in order; a qkey after a peer is the peer's");
+	ok(host_set("id 4 dev mlx5_0", &req, err) == 0 &&
+	   req.has_transport && req.transport == ONEPIPE_TRANSPORT_VERBS &&
+	   !req.has_port && !req.has_qkey && req.npeers == 0,
+	   "host set verbs: dev implies transport verbs");
+	ok(host_set("id 4 peer 7 qpn 5 gid ::7 qkey 1", &req, err) == 0 &&
+	   req.transport == ONEPIPE_TRANSPORT_VERBS && !req.has_dev &&
+	   req.npeers == 1 && req.peers[0].has_qkey && !req.has_qkey,
+	   "host set verbs: a peer alone implies verbs; gid/qpn any order");
+	ok(host_set("i 5 t verbs d opr5 p 1 q 7 pe 0 g 10.77.5.1 q 1 "
+		    "pe 6 g 10.77.6.2 qp 33 qk 9", &req, err) == 0 &&
+	   req.port == 1 && req.has_qkey && req.qkey == 7 &&
+	   req.npeers == 2 && req.peers[0].qpn == 1 &&
+	   !req.peers[0].has_qkey && req.peers[1].qpn == 33 &&
+	   req.peers[1].qkey == 9,
+	   "host set verbs: abbreviations (p is port, q is qkey, then qpn)");
+	ok(host_set("id 1 transport verbs", &req, err) == 0 &&
+	   req.transport == ONEPIPE_TRANSPORT_VERBS && !req.has_dev,
+	   "host set verbs: the kernel, not the tool, asks for dev");
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		int ret = host_set(bad[i].line, &req, err);
+
+		ok(ret == -EINVAL && !strcmp(err, bad[i].err),
+		   "host set \"%s\" -> %s (got %d, %s)", bad[i].line,
+		   bad[i].err, ret, err);
+	}
+	op_host_set_free(&req);
+}
+
+/* As many peers as the tool takes, and one more. */
+static void test_host_set_many_peers(void)
+{
+	static char *argv[4 + 6 * (OP_VERBS_PEERS_MAX + 1)];
+	static char words[OP_VERBS_PEERS_MAX + 1][2][16];
+	struct op_host_set req;
+	char err[128];
+	int argc = 0, i, ret;
+
+	argv[argc++] = "id";
+	argv[argc++] = "1";
+	argv[argc++] = "dev";
+	argv[argc++] = "opr1";
+	for (i = 0; i <= OP_VERBS_PEERS_MAX; i++) {
+		snprintf(words[i][0], sizeof(words[i][0]), "%d", i);
+		snprintf(words[i][1], sizeof(words[i][1]), "%d", i + 100);
+		argv[argc++] = "peer";
+		argv[argc++] = words[i][0];
+		argv[argc++] = "gid";
+		argv[argc++] = "10.77.0.2";
+		argv[argc++] = "qpn";
+		argv[argc++] = words[i][1];
+	}
+	ret = op_parse_host_set(argc - 6, argv, &req, err, sizeof(err));
+	ok(ret == 0 && req.npeers == OP_VERBS_PEERS_MAX &&
+	   req.peers[OP_VERBS_PEERS_MAX - 1].qpn == OP_VERBS_PEERS_MAX + 99,
+	   "host set verbs: %u peers", OP_VERBS_PEERS_MAX);
+	op_host_set_free(&req);
+	ret = op_parse_host_set(argc, argv, &req, err, sizeof(err));
+	ok(ret == -EINVAL && !strcmp(err, "too many peers (at most 1024)"),
+	   "host set verbs: %u peers are too many (%s)",
+	   OP_VERBS_PEERS_MAX + 1, err);
+	op_host_set_free(&req);
+}
+
+static bool same_peer(const struct op_verbs_peer *a,
+		      const struct op_verbs_peer *b)
+{
+	return a->host == b->host && !memcmp(a->gid, b->gid, 16) &&
+	       a->qpn == b->qpn && a->has_qkey == b->has_qkey &&
+	       (!a->has_qkey || a->qkey == b->qkey);
+}
+
+/* Peers go into the request as the uapi nests them, and read back. */
+static void test_peers_put(void)
+{
+	static char buf[OP_NL_TXBUF];
+	struct op_verbs_peer in[3] = {
+		{ .host = 0, .qpn = 1 },
+		{ .host = 2, .qpn = 0x12, .has_qkey = true, .qkey = 0xabc },
+		{ .host = 4294967294U, .qpn = 0xffffff },
+	};
+	struct op_verbs_peer *out = NULL, *many;
+	const struct nlattr *top[ONEPIPE_A_MAX + 1], *attr, *inner;
+	struct nlmsghdr *nlh = fake_reply(buf, ONEPIPE_CMD_HOST_SET);
+	unsigned int n = 0, nests = 0, fields = 0, i;
+
+	op_parse_gid("10.77.1.1", in[0].gid);
+	op_parse_gid("10.77.2.2", in[1].gid);
+	op_parse_gid("fe80::99", in[2].gid);
+	ok(op_verbs_peers_put(nlh, sizeof(buf), in, 3) == 0,
+	   "peers put: 3 peers");
+	op_nl_parse_msg(nlh, op_attrs, ONEPIPE_A_MAX, top);
+	ok(top[ONEPIPE_A_VERBS_PEERS] != NULL,
+	   "peers put: one ONEPIPE_A_VERBS_PEERS");
+	if (!top[ONEPIPE_A_VERBS_PEERS])
+		return;
+	mnl_attr_for_each_nested(attr, top[ONEPIPE_A_VERBS_PEERS]) {
+		nests += mnl_attr_get_type(attr) == ONEPIPE_A_VERBS_PEER;
+		mnl_attr_for_each_nested(inner, attr)
+			fields++;
+	}
+	ok(nests == 3 && fields == 3 + 3 + 3 + 1,
+	   "peers put: nests of ONEPIPE_A_VERBS_PEER, qkey only when given");
+	ok(op_verbs_peers_parse(top[ONEPIPE_A_VERBS_PEERS], &out, &n) == 0 &&
+	   n == 3 && same_peer(&out[0], &in[0]) &&
+	   same_peer(&out[1], &in[1]) && same_peer(&out[2], &in[2]),
+	   "peers put: parsed back unchanged");
+	free(out);
+
+	/* Too many for the buffer: refused, not overrun. */
+	many = calloc(OP_VERBS_PEERS_MAX, sizeof(*many));
+	nlh = fake_reply(buf, ONEPIPE_CMD_HOST_SET);
+	ok(op_verbs_peers_put(nlh, 2048, many, 100) == -EMSGSIZE,
+	   "peers put: a full buffer is -EMSGSIZE");
+	for (i = 0; i < OP_VERBS_PEERS_MAX; i++) {
+		many[i].has_qkey = true;
+		many[i].host = i;
+	}
+	nlh = fake_reply(buf, ONEPIPE_CMD_HOST_SET);
+	i = op_verbs_peers_put(nlh, sizeof(buf), many, OP_VERBS_PEERS_MAX);
+	ok(i == 0 && nlh->nlmsg_len <= OP_NL_TXBUF,
+	   "peers put: %u peers with qkeys fit OP_NL_TXBUF (%u bytes)",
+	   OP_VERBS_PEERS_MAX, nlh->nlmsg_len);
+	free(many);
 }
 
 /* Capture what @fn writes through a JSON writer. */
@@ -638,12 +911,236 @@ static void test_counter_names(void)
 	ok(!op_counter_name(ONEPIPE_C_MAX + 1), "no name past ONEPIPE_C_MAX");
 }
 
+static void put_gid(struct nlmsghdr *nlh, uint16_t type, const char *text)
+{
+	uint8_t gid[16];
+
+	op_parse_gid(text, gid);
+	mnl_attr_put(nlh, type, sizeof(gid), gid);
+}
+
+static void put_peer(struct nlmsghdr *nlh, uint32_t host, const char *gid,
+		     uint32_t qpn, const uint32_t *qkey)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, ONEPIPE_A_VERBS_PEER);
+
+	mnl_attr_put_u32(nlh, ONEPIPE_V_HOST, host);
+	put_gid(nlh, ONEPIPE_V_GID, gid);
+	mnl_attr_put_u32(nlh, ONEPIPE_V_QPN, qpn);
+	if (qkey)
+		mnl_attr_put_u32(nlh, ONEPIPE_V_QKEY, *qkey);
+	mnl_attr_nest_end(nlh, nest);
+}
+
+/* A verbs host: its device, address, both counter sets and its peers. */
+static void test_host_verbs(void)
+{
+	static char buf[4096];
+	struct nlmsghdr *nlh = fake_reply(buf, ONEPIPE_CMD_HOST_GET);
+	const uint32_t qkey = ONEPIPE_VERBS_QKEY;
+	struct op_host_info hi;
+	struct nlattr *nest;
+	unsigned int id;
+	char *s;
+
+	mnl_attr_put_u32(nlh, ONEPIPE_A_HOST_ID, 3);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_TRANSPORT, ONEPIPE_TRANSPORT_VERBS);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_STATE, 1);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_CLOCK, 1000);
+	mnl_attr_put_strz(nlh, ONEPIPE_A_VERBS_DEV, "opr3");
+	mnl_attr_put_u32(nlh, ONEPIPE_A_VERBS_PORT, 1);
+	put_gid(nlh, ONEPIPE_A_VERBS_GID, "::ffff:10.77.3.2");
+	mnl_attr_put_u32(nlh, ONEPIPE_A_VERBS_QPN, 18);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_VERBS_QKEY, qkey);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_VERBS_MTU, 1024);
+	nest = mnl_attr_nest_start(nlh, ONEPIPE_A_COUNTERS);
+	mnl_attr_put_u64(nlh, ONEPIPE_C_TX_BEACONS, 7);
+	mnl_attr_nest_end(nlh, nest);
+	nest = mnl_attr_nest_start(nlh, ONEPIPE_A_VERBS_COUNTERS);
+	for (id = 1; id <= ONEPIPE_VC_MAX; id++)
+		mnl_attr_put_u64(nlh, id, id);
+	mnl_attr_put_u64(nlh, 50, 5);	/* from a newer kernel */
+	mnl_attr_nest_end(nlh, nest);
+	nest = mnl_attr_nest_start(nlh, ONEPIPE_A_VERBS_PEERS);
+	put_peer(nlh, 0, "10.77.3.1", 1, &qkey);
+	put_peer(nlh, 1, "10.77.1.2", 17, NULL);
+	put_peer(nlh, 2, "fe80::1234:56ff:fe78:9abc", 0xffffff, NULL);
+	mnl_attr_nest_end(nlh, nest);
+
+	op_host_parse(nlh, &hi);
+	ok(hi.npeers == 3, "host show verbs: 3 peers parsed");
+	s = render_host(&hi, false, false);
+	is_str(s,
+	       "host 3 transport verbs dev opr3 port 1 state up\n"
+	       "  gid ::ffff:10.77.3.2 qpn 18 qkey 0x1f1fe mtu 1024\n"
+	       "  clock 1000\n"
+	       "  counters: tx_beacons 7\n"
+	       "  verbs counters: tx_posts 1 tx_inline 2 tx_completions 3 tx_errors 4\n"
+	       "    tx_queued 5 tx_nopeer 6 rx_completions 7 rx_errors 8 rx_refills 9\n"
+	       "    rx_copied 10 rx_drops 11 rx_empty 12 rx_posted 13 counter_50 5\n"
+	       "  peer 0 gid ::ffff:10.77.3.1 qpn 1 qkey 0x1f1fe\n"
+	       "  peer 1 gid ::ffff:10.77.1.2 qpn 17\n"
+	       "  peer 2 gid fe80::1234:56ff:fe78:9abc qpn 16777215\n",
+	       "host show verbs: text");
+	ok(max_line(s) <= OUT_TEXT_WIDTH,
+	   "host show verbs: text fits in %d columns", OUT_TEXT_WIDTH);
+	free(s);
+	s = render_host(&hi, true, false);
+	is_str(s,
+	       "{\"host\":3,\"transport\":\"verbs\",\"dev\":\"opr3\",\"port\":1,"
+	       "\"state\":\"up\",\"gid\":\"::ffff:10.77.3.2\",\"qpn\":18,"
+	       "\"qkey\":127486,\"mtu\":1024,\"clock\":1000,"
+	       "\"counters\":{\"tx_beacons\":7},"
+	       "\"verbs_counters\":{\"tx_posts\":1,\"tx_inline\":2,"
+	       "\"tx_completions\":3,\"tx_errors\":4,\"tx_queued\":5,"
+	       "\"tx_nopeer\":6,\"rx_completions\":7,\"rx_errors\":8,"
+	       "\"rx_refills\":9,\"rx_copied\":10,\"rx_drops\":11,"
+	       "\"rx_empty\":12,\"rx_posted\":13,\"counter_50\":5},"
+	       "\"peers\":[{\"host\":0,\"gid\":\"::ffff:10.77.3.1\",\"qpn\":1,"
+	       "\"qkey\":127486},{\"host\":1,\"gid\":\"::ffff:10.77.1.2\","
+	       "\"qpn\":17},{\"host\":2,"
+	       "\"gid\":\"fe80::1234:56ff:fe78:9abc\",\"qpn\":16777215}]}\n",
+	       "host show verbs: JSON");
+	free(s);
+	op_host_free(&hi);
+}
+
+/* Broken verbs attributes are left out, with a warning. */
+static void test_host_verbs_bad(void)
+{
+	static char buf[4096];
+	struct nlmsghdr *nlh = fake_reply(buf, ONEPIPE_CMD_HOST_GET);
+	struct op_host_info hi;
+	struct nlattr *nest, *peer;
+	char *s, *err;
+
+	mnl_attr_put_u32(nlh, ONEPIPE_A_TRANSPORT, ONEPIPE_TRANSPORT_VERBS);
+	/* not NUL-terminated */
+	mnl_attr_put(nlh, ONEPIPE_A_VERBS_DEV, 4, "opr3");
+	mnl_attr_put(nlh, ONEPIPE_A_VERBS_GID, 4, "\x0a\x4d\x03\x02");
+	nest = mnl_attr_nest_start(nlh, ONEPIPE_A_VERBS_PEERS);
+	peer = mnl_attr_nest_start(nlh, ONEPIPE_A_VERBS_PEER);
+	mnl_attr_put_u32(nlh, ONEPIPE_V_HOST, 9);
+	mnl_attr_put_u32(nlh, ONEPIPE_V_QPN, 9);
+	mnl_attr_nest_end(nlh, peer);
+	put_peer(nlh, 1, "10.77.1.2", 17, NULL);
+	mnl_attr_nest_end(nlh, nest);
+	stderr_begin();
+	op_host_parse(nlh, &hi);
+	err = stderr_end();
+	is_str(err,
+	       "onepipe: warning: kernel sent ONEPIPE_A_VERBS_GID with 4 bytes, expected 16; ignored\n"
+	       "onepipe: warning: peer without host, gid or qpn; ignored\n",
+	       "host show verbs: short GID and incomplete peer reported");
+	free(err);
+	s = render_host(&hi, false, false);
+	is_str(s, "transport verbs\n  peer 1 gid ::ffff:10.77.1.2 qpn 17\n",
+	       "host show verbs: ... and left out, as is a bad dev name");
+	free(s);
+	op_host_free(&hi);
+
+	/* An empty peers nest is an empty JSON array, nothing in text. */
+	nlh = fake_reply(buf, ONEPIPE_CMD_HOST_GET);
+	nest = mnl_attr_nest_start(nlh, ONEPIPE_A_VERBS_PEERS);
+	mnl_attr_nest_end(nlh, nest);
+	op_host_parse(nlh, &hi);
+	s = render_host(&hi, true, false);
+	is_str(s, "{\"peers\":[]}\n", "host show verbs: no peers, JSON");
+	free(s);
+	s = render_host(&hi, false, false);
+	is_str(s, "", "host show verbs: no peers, text");
+	free(s);
+	op_host_free(&hi);
+}
+
+static struct nlmsghdr *dev_msg(char *buf, const char *dev, uint32_t state,
+				const char *gid, uint32_t qpn, uint32_t bound,
+				bool counters)
+{
+	struct nlmsghdr *nlh = fake_reply(buf, ONEPIPE_CMD_DEV_GET);
+	struct nlattr *nest;
+
+	mnl_attr_put_strz(nlh, ONEPIPE_A_VERBS_DEV, dev);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_VERBS_PORT, 1);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_VERBS_STATE, state);
+	if (gid)
+		put_gid(nlh, ONEPIPE_A_VERBS_GID, gid);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_VERBS_QPN, qpn);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_VERBS_QKEY, ONEPIPE_VERBS_QKEY);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_VERBS_MTU, 4096);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_VERBS_BOUND, bound);
+	if (counters) {
+		nest = mnl_attr_nest_start(nlh, ONEPIPE_A_VERBS_COUNTERS);
+		mnl_attr_put_u64(nlh, ONEPIPE_VC_TX_POSTS, 12);
+		mnl_attr_put_u64(nlh, ONEPIPE_VC_RX_COMPLETIONS, 34);
+		mnl_attr_put_u64(nlh, ONEPIPE_VC_RX_POSTED, 256);
+		mnl_attr_nest_end(nlh, nest);
+	}
+	return nlh;
+}
+
+static char *render_devs(struct nlmsghdr **msgs, int n, bool json)
+{
+	return render_dump(msgs, n, ONEPIPE_A_UNSPEC, op_attrs, ONEPIPE_A_MAX,
+			   op_dev_print, json);
+}
+
+static void test_dev(void)
+{
+	static char b0[1024], b1[1024], b2[1024];
+	struct nlmsghdr *msgs[3] = {
+		dev_msg(b0, "opr1", 4, "::ffff:10.77.1.2", 17, 1, true),
+		dev_msg(b1, "opr2", 1, NULL, 18, 0, false),
+		dev_msg(b2, "mlx5_0", 9, "fe80::1", 0xffffff, 0, false),
+	};
+	char *s;
+
+	s = render_devs(msgs, 3, false);
+	is_str(s,
+	       "dev opr1 port 1 state active bound yes\n"
+	       "  gid ::ffff:10.77.1.2 qpn 17 qkey 0x1f1fe mtu 4096\n"
+	       "  counters: tx_posts 12 rx_completions 34 rx_posted 256\n"
+	       "dev opr2 port 1 state down bound no\n"
+	       "  qpn 18 qkey 0x1f1fe mtu 4096\n"
+	       "dev mlx5_0 port 1 state unknown(9) bound no\n"
+	       "  gid fe80::1 qpn 16777215 qkey 0x1f1fe mtu 4096\n",
+	       "dev show: text");
+	free(s);
+	s = render_devs(msgs, 2, true);
+	is_str(s,
+	       "[{\"dev\":\"opr1\",\"port\":1,\"state\":\"active\","
+	       "\"bound\":true,\"gid\":\"::ffff:10.77.1.2\",\"qpn\":17,"
+	       "\"qkey\":127486,\"mtu\":4096,\"counters\":{\"tx_posts\":12,"
+	       "\"rx_completions\":34,\"rx_posted\":256}},"
+	       "{\"dev\":\"opr2\",\"port\":1,\"state\":\"down\","
+	       "\"bound\":false,\"qpn\":18,\"qkey\":127486,\"mtu\":4096}]\n",
+	       "dev show: JSON array");
+	free(s);
+	s = render_devs(msgs, 0, true);
+	is_str(s, "[]\n", "dev show: no device is [] in JSON");
+	free(s);
+}
+
+static void test_verbs_counter_names(void)
+{
+	unsigned int id;
+	bool all = true;
+
+	for (id = 1; id <= ONEPIPE_VC_MAX; id++)
+		all &= op_verbs_counter_name(id) != NULL;
+	ok(all, "every ONEPIPE_VC_* has a name");
+	is_str(op_verbs_counter_name(ONEPIPE_VC_RX_EMPTY), "rx_empty",
+	       "verbs counter name is the enum name in lower case");
+	ok(!op_verbs_counter_name(ONEPIPE_VC_MAX + 1),
+	   "no verbs counter name past ONEPIPE_VC_MAX");
+}
+
 /* Render a dump of @n nests of @nest_type from @msgs as the tool would. */
 static char *render_dump(struct nlmsghdr **msgs, int n, uint16_t nest_type,
 			 const struct op_attr_spec *spec, unsigned int max,
 			 op_print_fn print, bool json)
 {
-	const struct nlattr *top[ONEPIPE_A_MAX + 1], *tb[16];
+	const struct nlattr *top[ONEPIPE_A_MAX + 1], *tb[64];
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -654,6 +1151,11 @@ static char *render_dump(struct nlmsghdr **msgs, int n, uint16_t nest_type,
 	out_array_start(&o);
 	for (i = 0; i < n; i++) {
 		op_nl_parse_msg(msgs[i], op_attrs, ONEPIPE_A_MAX, top);
+		if (nest_type == ONEPIPE_A_UNSPEC) {
+			/* dev show: the reply's own attributes */
+			op_print_item(&o, print, top);
+			continue;
+		}
 		/* As the tool does: a reply without its nest shows nothing. */
 		if (!top[nest_type])
 			continue;
@@ -976,6 +1478,57 @@ static struct nlmsghdr *fake_error(char *buf, const struct op_nl *nl,
 	return nlh;
 }
 
+/* An offset inside a nest (peer 2's GID) names the nest. */
+static void test_extack_nested(void)
+{
+	struct op_verbs_peer peers[2] = {
+		{ .host = 0, .qpn = 1 }, { .host = 2, .qpn = 5 },
+	};
+	static struct op_nl nl;
+	static char buf[1024];
+	struct nlattr *peer, *gid = NULL;
+	struct nlmsghdr *req, *nlh;
+	char *s;
+
+	nl.family = 0x1234;
+	req = op_nl_request(&nl, ONEPIPE_CMD_HOST_SET, NLM_F_ACK);
+	mnl_attr_put_u32(req, ONEPIPE_A_HOST_ID, 1);
+	mnl_attr_put_strz(req, ONEPIPE_A_VERBS_DEV, "opr1");
+	op_verbs_peers_put(req, OP_NL_TXBUF, peers, 2);
+	nl.req = req;
+	mnl_attr_for_each(peer, req, sizeof(struct genlmsghdr))
+		if (mnl_attr_get_type(peer) == ONEPIPE_A_VERBS_PEERS)
+			gid = peer;
+	/* the nest's second peer, then its second attribute */
+	peer = gid ? mnl_attr_get_payload(gid) : NULL;
+	if (peer) {
+		peer = (struct nlattr *)((char *)peer +
+					 MNL_ALIGN(peer->nla_len));
+		gid = mnl_attr_get_payload(peer);
+		gid = (struct nlattr *)((char *)gid +
+					MNL_ALIGN(gid->nla_len));
+	}
+	nlh = fake_error(buf, &nl, -EINVAL, true, true);
+	mnl_attr_put_u32(nlh, NLMSGERR_ATTR_OFFS,
+			 gid ? (char *)gid - (char *)req : 0);
+	ok(gid && mnl_attr_get_type(gid) == ONEPIPE_V_GID &&
+	   op_nl_ack(&nl, nlh) == -EINVAL &&
+	   nl.ext_offs_type == ONEPIPE_A_VERBS_PEERS,
+	   "extack: offset inside the peers nest names the nest");
+	stderr_begin();
+	op_nl_perror(&nl, "host set", -EINVAL);
+	s = stderr_end();
+	is_str(s, "onepipe: host set: Invalid argument (attribute "
+		  "\"peer\": ONEPIPE_A_VERBS_PEERS)\n",
+	       "extack: error line names the peers nest");
+	free(s);
+	nlh = fake_error(buf, &nl, -EINVAL, true, true);
+	mnl_attr_put_u32(nlh, NLMSGERR_ATTR_OFFS, req->nlmsg_len);
+	op_nl_ack(&nl, nlh);
+	ok(nl.ext_offs_type == -1,
+	   "extack: offset past the request names nothing");
+}
+
 static void test_extack(void)
 {
 	static struct op_nl nl;
@@ -1050,12 +1603,21 @@ int main(void)
 	test_port();
 	test_udp_addr();
 	test_host_set();
+	test_gid();
+	test_qpn();
+	test_host_set_verbs();
+	test_host_set_many_peers();
+	test_peers_put();
 	test_json();
 	test_host_full();
 	test_host_sparse();
 	test_ts_lag();
 	test_host_commit();
 	test_counter_names();
+	test_host_verbs();
+	test_host_verbs_bad();
+	test_dev();
+	test_verbs_counter_names();
 	test_link();
 	test_sock();
 	test_peer();
@@ -1063,6 +1625,7 @@ int main(void)
 	test_peer_bad_size();
 	test_peer_missing();
 	test_extack();
+	test_extack_nested();
 	printf("1..%d\n", tests);
 	if (failures)
 		printf("# %d of %d tests failed\n", failures, tests);
