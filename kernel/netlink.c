@@ -169,26 +169,25 @@ static int op_nl_put_vpeers(struct sk_buff *msg,
 
 /* Room for one peer in HOST_GET's reply. */
 #define OP_NL_VPEER_SIZE	64
-/* Most verbs peers HOST_GET reports. */
-#define OP_NL_VPEERS_MAX	1024
 
 static int op_nl_host_get(struct sk_buff *skb, struct genl_info *info)
 {
 	struct op_net *on = op_net(genl_info_net(info));
-	unsigned int npeers = OP_NL_VPEERS_MAX;
-	struct op_verbs_peer *peers;
-	struct op_verbs_info *vi;
+	unsigned int npeers = OP_VERBS_MAX_PEERS;
+	struct op_verbs_peer *peers = NULL;
+	struct op_verbs_info *vi = NULL;
 	struct sk_buff *msg = NULL;
-	bool verbs;
+	bool verbs = false;
 	void *hdr;
-	int err;
+	int err = -ENOMEM;
 
-	vi = kmalloc(sizeof(*vi), GFP_KERNEL);
-	peers = kvmalloc_array(npeers, sizeof(*peers), GFP_KERNEL);
-	err = -ENOMEM;
-	if (!vi || !peers)
-		goto out;
-	verbs = !op_verbs_host_info(on, vi, peers, &npeers);
+	if (READ_ONCE(on->cfg.transport) == ONEPIPE_TRANSPORT_VERBS) {
+		vi = kmalloc(sizeof(*vi), GFP_KERNEL);
+		peers = kvmalloc_array(npeers, sizeof(*peers), GFP_KERNEL);
+		if (!vi || !peers)
+			goto out;
+		verbs = !op_verbs_host_info(on, vi, peers, &npeers);
+	}
 	if (!verbs)
 		npeers = 0;
 
@@ -229,7 +228,7 @@ static int op_nl_parse_vpeers(struct genl_info *info, struct op_host_cfg *cfg)
 		return 0;
 	nla_for_each_nested(pa, nest, rem)
 		n++;
-	if (n > OP_NL_VPEERS_MAX) {
+	if (n > OP_VERBS_MAX_PEERS) {
 		NL_SET_ERR_MSG_ATTR(info->extack, nest, "too many peers");
 		return -E2BIG;
 	}
@@ -286,7 +285,7 @@ static int op_nl_parse_udp(struct genl_info *info, struct op_host_cfg *cfg)
 	return 0;
 }
 
-static void op_nl_set_errmsg(struct genl_info *info, int err)
+static void op_nl_set_udp_errmsg(struct genl_info *info, int err)
 {
 	struct nlattr **a = info->attrs;
 
@@ -297,19 +296,20 @@ static void op_nl_set_errmsg(struct genl_info *info, int err)
 				    "no route to the uplink");
 		break;
 	case -EADDRINUSE:
-		NL_SET_ERR_MSG(info->extack, "cannot bind the local address");
-		break;
 	case -EADDRNOTAVAIL:
-		if (a[ONEPIPE_A_VERBS_DEV])
-			NL_SET_ERR_MSG(info->extack,
-				       "the RDMA port has no IPv4 RoCEv2 GID");
-		else
-			NL_SET_ERR_MSG(info->extack,
-				       "cannot bind the local address");
+		NL_SET_ERR_MSG(info->extack, "cannot bind the local address");
 		break;
 	case -EMSGSIZE:
 		NL_SET_ERR_MSG(info->extack, "path MTU to the uplink too small");
 		break;
+	}
+}
+
+static void op_nl_set_verbs_errmsg(struct genl_info *info, int err)
+{
+	struct nlattr **a = info->attrs;
+
+	switch (err) {
 	case -ENODEV:
 		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_VERBS_DEV],
 				    "no such RDMA device port");
@@ -322,12 +322,26 @@ static void op_nl_set_errmsg(struct genl_info *info, int err)
 		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_VERBS_DEV],
 				    "the RDMA port is not active");
 		break;
+	case -EMSGSIZE:
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_VERBS_DEV],
+				    "the RDMA port's MTU is too small");
+		break;
+	case -EADDRNOTAVAIL:
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_VERBS_DEV],
+				    "the RDMA port has no IPv4 RoCEv2 GID");
+		break;
+	case -EDESTADDRREQ:
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_VERBS_PEERS],
+				    "no uplink: peer 0 is missing");
+		break;
 	case -EEXIST:
 		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_VERBS_PEERS],
 				    "a peer is given twice");
 		break;
 	case -ENODATA:
 	case -ETIMEDOUT:
+	case -ENETUNREACH:
+	case -EHOSTUNREACH:
 		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_VERBS_PEERS],
 				    "cannot resolve a peer's address");
 		break;
@@ -353,17 +367,27 @@ static int op_nl_host_set(struct sk_buff *skb, struct genl_info *info)
 	if (a[ONEPIPE_A_TRANSPORT])
 		cfg.transport = nla_get_u32(a[ONEPIPE_A_TRANSPORT]);
 	if (cfg.transport == ONEPIPE_TRANSPORT_UDP) {
-		err = op_nl_parse_udp(info, &cfg);
-	} else if (IS_ENABLED(CONFIG_INFINIBAND)) {
-		err = op_nl_parse_verbs(info, &cfg);
-	} else {
+		err = op_nl_parse_udp(info, &cfg) ?: op_host_set(on, &cfg);
+		op_nl_set_udp_errmsg(info, err);
+		return err;
+	}
+	if (!IS_ENABLED(CONFIG_INFINIBAND)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_TRANSPORT],
 				    "transport not available");
 		return -EOPNOTSUPP;
 	}
-	if (!err)
-		err = op_host_set(on, &cfg);
-	op_nl_set_errmsg(info, err);
+	/*
+	 * RDMA devices are not per namespace: binding one sends from the
+	 * initial namespace's addresses, so it takes the initial
+	 * namespace's administrator, not just this one's.
+	 */
+	if (!netlink_capable(skb, CAP_NET_ADMIN)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "the verbs transport needs CAP_NET_ADMIN");
+		return -EPERM;
+	}
+	err = op_nl_parse_verbs(info, &cfg) ?: op_host_set(on, &cfg);
+	op_nl_set_verbs_errmsg(info, err);
 	kvfree(cfg.vpeers);
 	return err;
 }

@@ -39,6 +39,9 @@ struct op_verbs_peer {
 	u32 qkey;
 };
 
+/* Most verbs peers one host may configure (bounds HOST_GET's reply). */
+#define OP_VERBS_MAX_PEERS	1024
+
 /* Longest RDMA device name (IB_DEVICE_NAME_MAX). */
 #define OP_VERBS_DEV_LEN	64
 

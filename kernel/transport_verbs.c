@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Verbs transport: 1Pipe packets as RDMA UD SENDs, one packet per
- * message, through kernel verbs (what lib1pipe does in userspace).
+ * Verbs transport: each 1Pipe packet is one RDMA UD SEND, through kernel
+ * verbs (what lib1pipe does in userspace).
  *
  * The module is an ib_client.  When an RDMA device appears, every RoCE
  * port gets a CQ and one UD QP with a posted receive ring, so the port's
@@ -27,6 +27,18 @@
  * Send: op_verbs_xmit() posts under the host's tx_lock; packets that find
  * the send queue full wait on a backlog, which send completions drain in
  * order, so packets reach the wire in the order they were handed over.
+ *
+ * A UD QP that hits an error (a send the device could not route, say)
+ * stops for good in the error state; the port then resets it in process
+ * context (op_vport_reset()) and goes on with the same QP number, the
+ * packets lost meanwhile being the protocol's to recover.
+ *
+ * A device going away must not wait for anything a namespace's teardown
+ * might hold (device removal and netns cleanup can wait on each other
+ * through the RDMA core's locks): op_verbs_remove() releases every
+ * resource itself, and a host it could not take down (its namespace is
+ * dying) only keeps a reference to the device's memory until its own
+ * down drops it.
  */
 #include <linux/list.h>
 #include <linux/module.h>
@@ -54,12 +66,12 @@
 #define OP_VERBS_INLINE		256
 /* A UD receive buffer starts with room for the GRH. */
 #define OP_VERBS_GRH		sizeof(struct ib_grh)
-/* Most peers one host may configure (bounds HOST_GET's reply). */
-#define OP_VERBS_MAX_PEERS	1024
 /* Smallest 1Pipe payload per packet we accept a port for. */
 #define OP_VERBS_MIN_FRAG	256
-/* How long address resolution of a peer may take. */
+/* How long address resolution of the peers may take. */
 #define OP_VERBS_RESOLVE_MS	1000
+/* A GID index the address handle can carry (u8 sgid_index). */
+#define OP_VERBS_GID_INDEX_MAX	256
 
 struct op_vport;
 
@@ -105,13 +117,17 @@ struct op_vpeer {
 	struct ib_ah *ah;
 };
 
-/* What xmit leaves in skb->cb of a packet waiting on the backlog. */
+/**
+ * struct op_vtx_cb - skb->cb of a packet waiting on the backlog
+ * @peer: where it goes (peers outlive the backlog: see op_vport_unbind())
+ */
 struct op_vtx_cb {
 	struct op_vpeer *peer;
 };
 
 #define OP_VTX_CB(skb)	((struct op_vtx_cb *)(skb)->cb)
 
+/* A port's counters, per CPU, by enum onepipe_verbs_counter. */
 struct op_vctrs {
 	u64 c[__ONEPIPE_VC_MAX];
 };
@@ -125,15 +141,21 @@ struct op_vctrs {
  * @qkey: the QP's Q_Key (op_verbs_mutex)
  * @max_inline: inline data the QP takes
  * @rx_len: size of a receive buffer, GRH included
- * @bound: the host using the port, NULL if none (op_verbs_mutex)
+ * @bound: the host using the port, NULL if none (op_verbs_mutex to
+ *	write; it holds a reference to the device)
  * @on: @bound as the receive path sees it (RCU)
  * @sgid: the GID @bound sends from (op_verbs_mutex)
+ * @uplink: peer 0's GID while bound: the only source of beacons
  * @mtu: largest 1Pipe packet while bound
  * @peers: host id -> struct op_vpeer while bound; filled before the host
- *	is up and emptied after it is down, so xmit reads it without locks
- * @rq_lock: receive reposting against teardown
+ *	is up, emptied once the port is @dead or the host is down and no
+ *	send is posted; xmit looks it up under @sq_lock
+ * @rq_lock: receive reposting against teardown and reset
  * @sq_lock: the send slots, @tx_next, @tx_busy and @backlog
  * @dead: no more posting; the QP is going away (both locks)
+ * @resetting: the QP is being reset: nothing is posted, sends wait on
+ *	the backlog (both locks)
+ * @reset_work: op_vport_reset()
  * @rx: the receive ring
  * @rx_posted: receive buffers posted now
  * @tx: the send slots
@@ -155,12 +177,15 @@ struct op_vport {
 	struct op_net *bound;
 	struct op_net __rcu *on;
 	const struct ib_gid_attr *sgid;
+	u8 uplink[16];
 	u32 mtu;
 	struct xarray peers;
 
 	spinlock_t rq_lock;		/* receive reposting vs teardown */
 	spinlock_t sq_lock;		/* send slots and backlog */
 	bool dead;
+	bool resetting;
+	struct work_struct reset_work;
 	struct op_vrx *rx;
 	atomic_t rx_posted;
 	struct op_vtx *tx;
@@ -173,16 +198,21 @@ struct op_vport {
 
 /**
  * struct op_vdev - an RDMA device the module runs on
- * @dev: the device
+ * @ref: the device list holds one reference, every bound port another
+ * @dev: the device; not to be touched once @gone
  * @pd: its protection domain
- * @node: on op_verbs_devs (op_verbs_mutex)
+ * @node: on op_verbs_devs while the device is there (op_verbs_mutex)
+ * @gone: the device was removed and everything on it released
+ *	(op_verbs_mutex)
  * @nports: entries in @ports
  * @ports: one per port, from rdma_start_port()
  */
 struct op_vdev {
+	struct kref ref;
 	struct ib_device *dev;
 	struct ib_pd *pd;
 	struct list_head node;
+	bool gone;
 	unsigned int nports;
 	struct op_vport ports[];
 };
@@ -195,8 +225,11 @@ struct op_vdev {
  */
 static DEFINE_MUTEX(op_verbs_mutex);
 static LIST_HEAD(op_verbs_devs);
-/* Woken when a host unbinds from a port (device removal waits on it). */
-static DECLARE_WAIT_QUEUE_HEAD(op_verbs_unbound);
+
+static void op_vdev_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct op_vdev, ref));
+}
 
 static void op_vcount(struct op_vport *vp, int c)
 {
@@ -244,7 +277,7 @@ static void op_verbs_rx_post(struct op_vport *vp, struct op_vrx *rx)
 		.num_sge	= 1,
 	};
 	spin_lock_bh(&vp->rq_lock);
-	if (!vp->dead) {
+	if (!vp->dead && !vp->resetting) {
 		atomic_inc(&vp->rx_posted);
 		if (ib_post_recv(vp->qp, &wr, NULL)) {
 			atomic_dec(&vp->rx_posted);
@@ -315,22 +348,60 @@ static struct sk_buff *op_verbs_rx_take(struct op_vport *vp,
 	return skb;
 }
 
+/*
+ * Whether a beacon comes from the uplink: a beacon moves the barrier, so
+ * one from anywhere else (a misconfigured peer) could reorder delivery.
+ * The source address is in the GRH area, as for op_verbs_ce().
+ */
+static bool op_verbs_from_uplink(struct op_vport *vp, const u8 *grh,
+				 const struct ib_wc *wc)
+{
+	if (!(wc->wc_flags & IB_WC_GRH) ||
+	    !(wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE))
+		return false;
+	if (wc->network_hdr_type == RDMA_NETWORK_IPV4)
+		return !memcmp(&((const struct iphdr *)(grh + OP_VERBS_GRH -
+			       sizeof(struct iphdr)))->saddr, vp->uplink + 12,
+			       4);
+	if (wc->network_hdr_type == RDMA_NETWORK_IPV6)
+		return !memcmp(&((const struct ipv6hdr *)grh)->saddr,
+			       vp->uplink, 16);
+	return false;
+}
+
+/* The QP broke: reset it from process context (once). */
+static void op_vport_fault(struct op_vport *vp)
+{
+	bool first;
+
+	spin_lock_bh(&vp->rq_lock);
+	spin_lock(&vp->sq_lock);
+	first = !vp->dead && !vp->resetting;
+	if (first)
+		vp->resetting = true;
+	spin_unlock(&vp->sq_lock);
+	spin_unlock_bh(&vp->rq_lock);
+	if (first)
+		queue_work(system_long_wq, &vp->reset_work);
+}
+
 static void op_verbs_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct op_vrx *rx = container_of(wc->wr_cqe, struct op_vrx, cqe);
 	struct op_vport *vp = rx->vp;
 	struct sk_buff *skb;
 	struct op_net *on;
-	bool ce;
+	bool ce, foreign;
 
-	if (atomic_dec_return(&vp->rx_posted) == 0)
+	if (atomic_dec_return(&vp->rx_posted) == 0) {
 		op_vcount(vp, ONEPIPE_VC_RX_EMPTY);
+		wake_up(&vp->tx_wait);	/* a reset waits for the flush */
+	}
 	if (unlikely(wc->status != IB_WC_SUCCESS)) {
-		/* Flushes only happen while the QP is being destroyed. */
-		if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		/* A flush means the QP is in error: destroyed or broken. */
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			op_vcount(vp, ONEPIPE_VC_RX_ERRORS);
-			op_verbs_rx_post(vp, rx);
-		}
+		op_vport_fault(vp);
 		return;
 	}
 	op_vcount(vp, ONEPIPE_VC_RX_COMPLETIONS);
@@ -343,9 +414,16 @@ static void op_verbs_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_cpu(op_vdev_ib(vp), rx->dma, wc->byte_len,
 				   DMA_FROM_DEVICE);
 	ce = op_verbs_ce(rx->skb->data, wc);
+	foreign = rx->skb->data[OP_VERBS_GRH + 1] == OP_PKT_BEACON &&
+		  !op_verbs_from_uplink(vp, rx->skb->data, wc);
 	skb = op_verbs_rx_take(vp, rx, wc->byte_len);
 	if (!skb)
 		return;
+	if (unlikely(foreign)) {
+		op_vcount(vp, ONEPIPE_VC_RX_FOREIGN);
+		kfree_skb(skb);
+		return;
+	}
 
 	rcu_read_lock();
 	on = rcu_dereference(vp->on);
@@ -415,7 +493,7 @@ static int op_verbs_post(struct op_vport *vp, struct sk_buff *skb,
 	tx->len = skb->len;
 	tx->dma = sge.addr;
 	tx->skb = inl ? NULL : skb;
-	vp->tx_busy++;
+	WRITE_ONCE(vp->tx_busy, vp->tx_busy + 1);
 	vp->tx_next = (vp->tx_next + 1) % OP_VERBS_TX_RING;
 	op_vcount(vp, ONEPIPE_VC_TX_POSTS);
 	if (inl) {
@@ -459,12 +537,14 @@ static void op_verbs_send_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock(&vp->sq_lock);
 	tx->busy = false;
-	vp->tx_busy--;
-	if (!vp->dead)
+	WRITE_ONCE(vp->tx_busy, vp->tx_busy - 1);
+	if (!vp->dead && !vp->resetting)
 		op_verbs_push_backlog(vp);
 	if (!vp->tx_busy)
 		wake_up(&vp->tx_wait);
 	spin_unlock(&vp->sq_lock);
+	if (unlikely(wc->status != IB_WC_SUCCESS))
+		op_vport_fault(vp);
 }
 
 /* op_transport_ops.xmit: tx_lock held, BHs off. */
@@ -474,36 +554,33 @@ static int op_verbs_xmit(struct op_net *on, struct sk_buff *skb)
 	struct op_vpeer *peer;
 	int err = 0;
 
-	peer = xa_load(&vp->peers, op_hdr_get_dst_host(skb->data));
-	if (unlikely(!peer)) {
-		op_vcount(vp, ONEPIPE_VC_TX_NOPEER);
-		kfree_skb(skb);
-		return -EHOSTUNREACH;
-	}
-	if (unlikely(skb_linearize(skb))) {
-		kfree_skb(skb);
-		return -ENOMEM;
-	}
-
 	spin_lock(&vp->sq_lock);
 	if (unlikely(vp->dead)) {
 		err = -ENETDOWN;
-	} else if (skb_queue_empty(&vp->backlog)) {
+		goto out;
+	}
+	peer = xa_load(&vp->peers, op_hdr_get_dst_host(skb->data));
+	if (unlikely(!peer)) {
+		op_vcount(vp, ONEPIPE_VC_TX_NOPEER);
+		err = -EHOSTUNREACH;
+		goto out;
+	}
+	if (likely(!vp->resetting && skb_queue_empty(&vp->backlog))) {
 		err = op_verbs_post(vp, skb, peer);
 		if (err != -ENOSPC) {
 			skb = NULL;
 			goto out;
 		}
 	}
-	if (err != -ENETDOWN && skb_queue_len(&vp->backlog) < OP_VERBS_BACKLOG) {
-		OP_VTX_CB(skb)->peer = peer;
-		__skb_queue_tail(&vp->backlog, skb);
-		op_vcount(vp, ONEPIPE_VC_TX_QUEUED);
-		skb = NULL;
-		err = 0;
-	} else if (err != -ENETDOWN) {
+	if (skb_queue_len(&vp->backlog) >= OP_VERBS_BACKLOG) {
 		err = -ENOBUFS;
+		goto out;
 	}
+	OP_VTX_CB(skb)->peer = peer;
+	__skb_queue_tail(&vp->backlog, skb);
+	op_vcount(vp, ONEPIPE_VC_TX_QUEUED);
+	skb = NULL;
+	err = 0;
 out:
 	spin_unlock(&vp->sq_lock);
 	kfree_skb(skb);
@@ -512,6 +589,7 @@ out:
 
 /* Ports ------------------------------------------------------------------ */
 
+/* Bring the QP from RESET (where it is created, or reset to) to RTS. */
 static int op_vport_qp_rts(struct op_vport *vp)
 {
 	struct ib_qp_attr a = {
@@ -535,9 +613,25 @@ static int op_vport_qp_rts(struct op_vport *vp)
 	return ib_modify_qp(vp->qp, &a, IB_QP_STATE | IB_QP_SQ_PSN);
 }
 
+/* Asynchronous QP events: an error state stops the QP for good. */
+static void op_vport_qp_event(struct ib_event *ev, void *ctx)
+{
+	switch (ev->event) {
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		op_vport_fault(ctx);
+		break;
+	default:
+		break;
+	}
+}
+
 static int op_vport_create_qp(struct op_vport *vp)
 {
 	struct ib_qp_init_attr ia = {
+		.event_handler	= op_vport_qp_event,
+		.qp_context	= vp,
 		.send_cq	= vp->cq,
 		.recv_cq	= vp->cq,
 		.cap = {
@@ -566,6 +660,15 @@ static int op_vport_create_qp(struct op_vport *vp)
 	return op_vport_qp_rts(vp);
 }
 
+/* Post every receive buffer of the ring; all are ours (none is posted). */
+static void op_vport_post_ring(struct op_vport *vp)
+{
+	unsigned int i;
+
+	for (i = 0; i < OP_VERBS_RX_RING; i++)
+		op_verbs_rx_post(vp, &vp->rx[i]);
+}
+
 static int op_vport_fill_ring(struct op_vport *vp)
 {
 	unsigned int i;
@@ -577,13 +680,59 @@ static int op_vport_fill_ring(struct op_vport *vp)
 		rx->cqe.done = op_verbs_recv_done;
 		if (op_verbs_rx_buf(vp, &rx->skb, &rx->dma, GFP_KERNEL))
 			return -ENOMEM;
-		op_verbs_rx_post(vp, rx);
 	}
 	for (i = 0; i < OP_VERBS_TX_RING; i++) {
 		vp->tx[i].vp = vp;
 		vp->tx[i].cqe.done = op_verbs_send_done;
 	}
+	op_vport_post_ring(vp);
 	return 0;
+}
+
+/*
+ * The QP went into the error state.  Let it flush what is posted (the
+ * completion handlers repost nothing while @resetting), reset it to RTS
+ * with the same QP number, and start again; sends meanwhile waited on
+ * the backlog.
+ */
+static void op_vport_reset(struct work_struct *work)
+{
+	struct op_vport *vp = container_of(work, struct op_vport,
+					   reset_work);
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	int err;
+
+	ib_modify_qp(vp->qp, &a, IB_QP_STATE);
+	if (!wait_event_timeout(vp->tx_wait, !READ_ONCE(vp->tx_busy) &&
+				!atomic_read(&vp->rx_posted), 10 * HZ)) {
+		ibdev_warn(op_vdev_ib(vp),
+			   "onepipe: port %u: QP %u does not flush\n",
+			   vp->port, vp->qp->qp_num);
+		return;
+	}
+	a.qp_state = IB_QPS_RESET;
+	err = ib_modify_qp(vp->qp, &a, IB_QP_STATE) ?: op_vport_qp_rts(vp);
+	if (err) {
+		ibdev_warn(op_vdev_ib(vp),
+			   "onepipe: port %u: QP %u reset failed: %d\n",
+			   vp->port, vp->qp->qp_num, err);
+		return;
+	}
+	ibdev_warn_ratelimited(op_vdev_ib(vp),
+			       "onepipe: port %u: QP %u was reset after an error\n",
+			       vp->port, vp->qp->qp_num);
+	op_vcount(vp, ONEPIPE_VC_QP_RESETS);
+
+	spin_lock_bh(&vp->rq_lock);
+	spin_lock(&vp->sq_lock);
+	vp->resetting = false;
+	spin_unlock(&vp->sq_lock);
+	spin_unlock_bh(&vp->rq_lock);
+	op_vport_post_ring(vp);
+	spin_lock_bh(&vp->sq_lock);
+	if (!vp->dead)
+		op_verbs_push_backlog(vp);
+	spin_unlock_bh(&vp->sq_lock);
 }
 
 /* Free what the ring and the send slots hold; the QP and CQ are gone. */
@@ -613,14 +762,23 @@ static void op_vport_free_bufs(struct op_vport *vp)
 	vp->tx = NULL;
 }
 
-static void op_vport_close(struct op_vport *vp)
+/* Stop posting on @vp for good; the backlog is dropped. */
+static void op_vport_kill(struct op_vport *vp)
 {
 	spin_lock_bh(&vp->rq_lock);
 	spin_lock(&vp->sq_lock);
 	vp->dead = true;
+	__skb_queue_purge(&vp->backlog);
 	spin_unlock(&vp->sq_lock);
 	spin_unlock_bh(&vp->rq_lock);
+}
 
+static void op_vport_close(struct op_vport *vp)
+{
+	if (!vp->vd)		/* never opened */
+		return;
+	op_vport_kill(vp);
+	cancel_work_sync(&vp->reset_work);
 	/*
 	 * Completions still queued never run once the CQ is freed, and
 	 * none runs after ib_free_cq() returns: then the buffers are ours.
@@ -640,7 +798,7 @@ static int op_vport_open(struct op_vdev *vd, struct op_vport *vp, u32 port)
 {
 	struct ib_device *dev = vd->dev;
 	struct ib_port_attr pa;
-	int err;
+	int err, mtu;
 
 	vp->vd = vd;
 	vp->port = port;
@@ -650,6 +808,7 @@ static int op_vport_open(struct op_vdev *vd, struct op_vport *vp, u32 port)
 	spin_lock_init(&vp->sq_lock);
 	skb_queue_head_init(&vp->backlog);
 	init_waitqueue_head(&vp->tx_wait);
+	INIT_WORK(&vp->reset_work, op_vport_reset);
 
 	/* Addresses are GIDs of IP addresses: RoCE only, for now. */
 	if (!rdma_protocol_roce(dev, port))
@@ -657,7 +816,15 @@ static int op_vport_open(struct op_vdev *vd, struct op_vport *vp, u32 port)
 	err = ib_query_port(dev, port, &pa);
 	if (err)
 		return err;
-	vp->rx_len = OP_VERBS_GRH + ib_mtu_enum_to_int(pa.active_mtu);
+	/*
+	 * Buffers for the MTU of now: a port whose netdev MTU grows later
+	 * keeps sending packets of this size (op_vport_bind() takes the
+	 * smaller of the two).
+	 */
+	mtu = ib_mtu_enum_to_int(pa.active_mtu);
+	if (mtu <= 0)
+		return -EOPNOTSUPP;
+	vp->rx_len = OP_VERBS_GRH + mtu;
 
 	vp->ctr = alloc_percpu(struct op_vctrs);
 	vp->rx = kvcalloc(OP_VERBS_RX_RING, sizeof(*vp->rx), GFP_KERNEL);
@@ -665,7 +832,8 @@ static int op_vport_open(struct op_vdev *vd, struct op_vport *vp, u32 port)
 	if (!vp->ctr || !vp->rx || !vp->tx)
 		return -ENOMEM;
 	vp->cq = ib_alloc_cq(dev, vp, OP_VERBS_RX_RING + OP_VERBS_TX_RING,
-			     port % dev->num_comp_vectors, IB_POLL_SOFTIRQ);
+			     port % max(dev->num_comp_vectors, 1),
+			     IB_POLL_SOFTIRQ);
 	if (IS_ERR(vp->cq)) {
 		err = PTR_ERR(vp->cq);
 		vp->cq = NULL;
@@ -681,7 +849,8 @@ static int op_vport_open(struct op_vdev *vd, struct op_vport *vp, u32 port)
 
 static struct ib_client op_verbs_client;
 
-static void op_vdev_free(struct op_vdev *vd)
+/* Release everything on the device; the struct goes with its last ref. */
+static void op_vdev_close(struct op_vdev *vd)
 {
 	unsigned int i;
 
@@ -689,7 +858,7 @@ static void op_vdev_free(struct op_vdev *vd)
 		op_vport_close(&vd->ports[i]);
 	if (vd->pd)
 		ib_dealloc_pd(vd->pd);
-	kfree(vd);
+	vd->pd = NULL;
 }
 
 static int op_verbs_add(struct ib_device *dev)
@@ -702,6 +871,7 @@ static int op_verbs_add(struct ib_device *dev)
 				 rdma_start_port(dev) + 1), GFP_KERNEL);
 	if (!vd)
 		return -ENOMEM;
+	kref_init(&vd->ref);
 	vd->dev = dev;
 	vd->nports = rdma_end_port(dev) - rdma_start_port(dev) + 1;
 	vd->pd = ib_alloc_pd(dev, 0);
@@ -719,8 +889,8 @@ static int op_verbs_add(struct ib_device *dev)
 			continue;
 		}
 		if (err != -EOPNOTSUPP)
-			dev_warn(&dev->dev, "onepipe: port %u unusable: %d\n",
-				 vp->port, err);
+			ibdev_warn(dev, "onepipe: port %u unusable: %d\n",
+				   vp->port, err);
 		op_vport_close(vp);
 	}
 	if (!usable) {
@@ -733,9 +903,12 @@ static int op_verbs_add(struct ib_device *dev)
 	ib_set_client_data(dev, &op_verbs_client, vd);
 	return 0;
 fail:
-	op_vdev_free(vd);
+	op_vdev_close(vd);
+	kref_put(&vd->ref, op_vdev_release);
 	return err;
 }
+
+static void op_vport_unbind(struct op_vport *vp);
 
 /* A host bound to a going device, held so that it can be taken down. */
 struct op_vevict {
@@ -743,17 +916,14 @@ struct op_vevict {
 	struct op_vport *vp;
 };
 
-/* A wait_event() condition: it must not sleep, so no mutex. */
-static bool op_vdev_unbound(struct op_vdev *vd)
-{
-	unsigned int i;
-
-	for (i = 0; i < vd->nports; i++)
-		if (READ_ONCE(vd->ports[i].bound))
-			return false;
-	return true;
-}
-
+/*
+ * Take down the hosts bound to the device (they get ENETDOWN failures
+ * like after `host down`), then release everything.  A host whose
+ * namespace is already dying cannot be taken down from here without
+ * waiting for that namespace's cleanup, which may itself wait for this
+ * removal in the RDMA core: its port is released under it instead, and
+ * its own down later finds the port dead.
+ */
 static void op_verbs_remove(struct ib_device *dev, void *data)
 {
 	struct op_vdev *vd = data;
@@ -761,14 +931,11 @@ static void op_verbs_remove(struct ib_device *dev, void *data)
 	unsigned int i, n = 0;
 
 	ev = kcalloc(vd->nports, sizeof(*ev), GFP_KERNEL | __GFP_NOFAIL);
-
-	/* No host can bind from now on; note those that are bound. */
 	mutex_lock(&op_verbs_mutex);
 	list_del(&vd->node);
 	for (i = 0; i < vd->nports; i++) {
 		struct op_net *on = vd->ports[i].bound;
 
-		/* A dying namespace takes its host down by itself. */
 		if (on && maybe_get_net(on->net)) {
 			ev[n].on = on;
 			ev[n++].vp = &vd->ports[i];
@@ -781,8 +948,19 @@ static void op_verbs_remove(struct ib_device *dev, void *data)
 		put_net(ev[i].on->net);
 	}
 	kfree(ev);
-	wait_event(op_verbs_unbound, op_vdev_unbound(vd));
-	op_vdev_free(vd);
+
+	mutex_lock(&op_verbs_mutex);
+	/* xmit checks dead before it looks a peer up: kill, then unbind. */
+	for (i = 0; i < vd->nports; i++)
+		if (vd->ports[i].vd)
+			op_vport_kill(&vd->ports[i]);
+	for (i = 0; i < vd->nports; i++)
+		if (vd->ports[i].bound)
+			op_vport_unbind(&vd->ports[i]);
+	vd->gone = true;
+	op_vdev_close(vd);
+	mutex_unlock(&op_verbs_mutex);
+	kref_put(&vd->ref, op_vdev_release);
 }
 
 static struct ib_client op_verbs_client = {
@@ -811,14 +989,17 @@ static struct op_vport *op_vport_find(const char *name, u32 port,
 	return NULL;
 }
 
-/* The first RoCEv2 GID of the port that holds an IPv4 address. */
+/*
+ * The first RoCEv2 GID of the port that holds an IPv4 address (the
+ * software switch speaks IPv4), among those an address handle can name.
+ */
 static const struct ib_gid_attr *op_verbs_pick_gid(struct op_vport *vp,
 						   int tbl_len)
 {
 	const struct ib_gid_attr *a;
 	int i;
 
-	for (i = 0; i < tbl_len; i++) {
+	for (i = 0; i < min(tbl_len, OP_VERBS_GID_INDEX_MAX); i++) {
 		a = rdma_get_gid_attr(op_vdev_ib(vp), vp->port, i);
 		if (IS_ERR(a))
 			continue;
@@ -830,9 +1011,16 @@ static const struct ib_gid_attr *op_verbs_pick_gid(struct op_vport *vp,
 	return NULL;
 }
 
+/**
+ * struct op_vresolve - one peer's address resolution
+ * @done: completed by op_verbs_resolved()
+ * @status: its result
+ * @da: what rdma_resolve_ip() fills in
+ */
 struct op_vresolve {
 	struct completion done;
 	int status;
+	struct rdma_dev_addr da;
 };
 
 static void op_verbs_resolved(int status, struct sockaddr *src,
@@ -845,53 +1033,43 @@ static void op_verbs_resolved(int status, struct sockaddr *src,
 }
 
 /*
- * The MAC address and hop limit towards @dgid, from the IP stack of the
- * namespace the GID's netdev lives in (neighbours, ARP).  Sleeps.
+ * Start resolving @dgid's MAC address and hop limit from the IP stack of
+ * the namespace the GID's netdev lives in (neighbours, ARP).
  */
-static int op_verbs_resolve(const struct ib_gid_attr *sgid,
-			    const union ib_gid *dgid, u8 *dmac, u8 *hops)
+static int op_verbs_resolve_start(const struct ib_gid_attr *sgid,
+				  const u8 *dgid, struct op_vresolve *r)
 {
 	union {
 		struct sockaddr_in in;
 		struct sockaddr_in6 in6;
 	} src, dst;
-	struct rdma_dev_addr da = { .sgid_attr = sgid };
-	struct op_vresolve r;
 	struct net_device *ndev;
-	int err;
 
+	init_completion(&r->done);
+	r->da.sgid_attr = sgid;
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(sgid);
 	if (IS_ERR(ndev)) {
 		rcu_read_unlock();
 		return PTR_ERR(ndev);
 	}
-	/* The GID holds a reference to its netdev, and so to the netns. */
-	da.net = dev_net(ndev);
+	/* Only looked at while resolving, which the GID outlives. */
+	r->da.net = dev_net(ndev);
 	rcu_read_unlock();
 
 	rdma_gid2ip((struct sockaddr *)&src, &sgid->gid);
-	rdma_gid2ip((struct sockaddr *)&dst, dgid);
-	init_completion(&r.done);
-	err = rdma_resolve_ip((struct sockaddr *)&src, (struct sockaddr *)&dst,
-			      &da, OP_VERBS_RESOLVE_MS, op_verbs_resolved,
-			      true, &r);
-	if (err)
-		return err;
-	wait_for_completion(&r.done);
-	if (r.status)
-		return r.status;
-	memcpy(dmac, da.dst_dev_addr, ETH_ALEN);
-	*hops = da.hoplimit;
-	return 0;
+	rdma_gid2ip((struct sockaddr *)&dst, (const union ib_gid *)dgid);
+	return rdma_resolve_ip((struct sockaddr *)&src,
+			       (struct sockaddr *)&dst, &r->da,
+			       OP_VERBS_RESOLVE_MS, op_verbs_resolved, true, r);
 }
 
-static int op_vpeer_add(struct op_vport *vp, const struct op_verbs_peer *c)
+static int op_vpeer_add(struct op_vport *vp, const struct op_verbs_peer *c,
+			const struct op_vresolve *r)
 {
 	struct rdma_ah_attr attr = {};
-	union ib_gid dgid;
 	struct op_vpeer *p;
-	u8 hops;
+	union ib_gid dgid;
 	int err;
 
 	if (xa_load(&vp->peers, c->host))
@@ -899,11 +1077,9 @@ static int op_vpeer_add(struct op_vport *vp, const struct op_verbs_peer *c)
 	memcpy(dgid.raw, c->gid, sizeof(dgid.raw));
 	attr.type = rdma_ah_find_type(op_vdev_ib(vp), vp->port);
 	rdma_ah_set_port_num(&attr, vp->port);
-	err = op_verbs_resolve(vp->sgid, &dgid, attr.roce.dmac, &hops);
-	if (err)
-		return err;
+	memcpy(attr.roce.dmac, r->da.dst_dev_addr, ETH_ALEN);
 	/* ECN-capable, so that a congested hop marks rather than drops. */
-	rdma_ah_set_grh(&attr, &dgid, 0, vp->sgid->index, hops,
+	rdma_ah_set_grh(&attr, &dgid, 0, vp->sgid->index, r->da.hoplimit,
 			INET_ECN_ECT_0);
 
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
@@ -924,11 +1100,70 @@ static int op_vpeer_add(struct op_vport *vp, const struct op_verbs_peer *c)
 	return err;
 }
 
-static void op_vport_unbind_peers(struct op_vport *vp)
+/*
+ * Resolve all @n peers at once (each may take up to OP_VERBS_RESOLVE_MS
+ * when its neighbour is unknown) and make their address handles.
+ */
+static int op_vport_add_peers(struct op_vport *vp,
+			      const struct op_verbs_peer *peers, unsigned int n)
+{
+	struct op_vresolve *r;
+	unsigned int i, started;
+	int err = 0;
+
+	r = kvcalloc(n, sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	for (started = 0; started < n && !err; started++)
+		err = op_verbs_resolve_start(vp->sgid, peers[started].gid,
+					     &r[started]);
+	if (err)
+		started--;	/* that one never started */
+	for (i = 0; i < started; i++) {
+		wait_for_completion(&r[i].done);
+		if (!err && r[i].status)
+			err = r[i].status;
+	}
+	for (i = 0; i < n && !err; i++)
+		err = op_vpeer_add(vp, &peers[i], &r[i]);
+	kvfree(r);
+	return err;
+}
+
+/* The host itself: messages to it are looped back by the device. */
+static int op_vport_add_self(struct op_vport *vp, u32 host)
+{
+	struct op_verbs_peer self = {
+		.host = host,
+		.qpn = vp->qp->qp_num,
+		.qkey = vp->qkey,
+	};
+
+	memcpy(self.gid, vp->sgid->gid.raw, sizeof(self.gid));
+	return op_vport_add_peers(vp, &self, 1);
+}
+
+/*
+ * Forget @vp's host: no packet reaches it and none is posted for it any
+ * more; then its peers go.  op_verbs_mutex held.
+ */
+static void op_vport_unbind(struct op_vport *vp)
 {
 	struct op_vpeer *p;
 	unsigned long host;
 
+	lockdep_assert_held(&op_verbs_mutex);
+	RCU_INIT_POINTER(vp->on, NULL);
+	/* No op_rcv() for the host is running or will run. */
+	synchronize_rcu();
+	if (!vp->dead) {
+		/* The host is down: nothing new comes. */
+		spin_lock_bh(&vp->sq_lock);
+		__skb_queue_purge(&vp->backlog);
+		spin_unlock_bh(&vp->sq_lock);
+		/* Posted sends name address handles: let them finish. */
+		wait_event(vp->tx_wait, !READ_ONCE(vp->tx_busy));
+	}
 	xa_for_each(&vp->peers, host, p) {
 		rdma_destroy_ah(p->ah, RDMA_DESTROY_AH_SLEEPABLE);
 		kfree(p);
@@ -939,25 +1174,30 @@ static void op_vport_unbind_peers(struct op_vport *vp)
 	vp->sgid = NULL;
 }
 
-/* Check the port and set up what @on needs; op_verbs_mutex held. */
-static int op_vport_bind(struct op_vport *vp, struct op_net *on,
-			 const struct op_host_cfg *cfg)
+/* Check the port and set up what @cfg asks; op_verbs_mutex held. */
+static int op_vport_bind(struct op_vport *vp, const struct op_host_cfg *cfg)
 {
 	struct ib_port_attr pa;
 	unsigned int i;
 	int err;
 
-	if (vp->bound)
-		return -EBUSY;
 	err = ib_query_port(op_vdev_ib(vp), vp->port, &pa);
 	if (err)
 		return err;
 	if (pa.state != IB_PORT_ACTIVE)
 		return -ENETDOWN;
+	if (ib_mtu_enum_to_int(pa.active_mtu) <= 0)
+		return -EMSGSIZE;
 	vp->mtu = min_t(u32, ib_mtu_enum_to_int(pa.active_mtu),
 			vp->rx_len - OP_VERBS_GRH);
 	if (vp->mtu < OP_HDR_LEN + OP_VERBS_MIN_FRAG)
 		return -EMSGSIZE;
+	for (i = 0; i < cfg->nvpeers && cfg->vpeers[i].host; i++)
+		;
+	/* Without its uplink a host could not beacon: nothing is ordered. */
+	if (i == cfg->nvpeers)
+		return -EDESTADDRREQ;
+	memcpy(vp->uplink, cfg->vpeers[i].gid, sizeof(vp->uplink));
 	vp->sgid = op_verbs_pick_gid(vp, pa.gid_tbl_len);
 	if (!vp->sgid)
 		return -EADDRNOTAVAIL;
@@ -969,12 +1209,10 @@ static int op_vport_bind(struct op_vport *vp, struct op_net *on,
 			return err;
 		vp->qkey = cfg->vqkey;
 	}
-	for (i = 0; i < cfg->nvpeers; i++) {
-		err = op_vpeer_add(vp, &cfg->vpeers[i]);
-		if (err)
-			return err;
-	}
-	return 0;
+	err = op_vport_add_peers(vp, cfg->vpeers, cfg->nvpeers);
+	if (!err && !xa_load(&vp->peers, cfg->host_id))
+		err = op_vport_add_self(vp, cfg->host_id);
+	return err;
 }
 
 static int op_verbs_up(struct op_net *on, const struct op_host_cfg *cfg)
@@ -990,13 +1228,17 @@ static int op_verbs_up(struct op_net *on, const struct op_host_cfg *cfg)
 		err = -ENODEV;
 		goto out;
 	}
-	err = op_vport_bind(vp, on, cfg);
-	if (err) {
-		if (err != -EBUSY)
-			op_vport_unbind_peers(vp);
+	if (vp->bound) {
+		err = -EBUSY;
 		goto out;
 	}
-	vp->bound = on;
+	err = op_vport_bind(vp, cfg);
+	if (err) {
+		op_vport_unbind(vp);
+		goto out;
+	}
+	kref_get(&vp->vd->ref);
+	WRITE_ONCE(vp->bound, on);
 	on->tpriv = vp;
 	on->frag_size = vp->mtu - OP_HDR_LEN;
 	on->headroom = 0;
@@ -1009,23 +1251,16 @@ out:
 static void op_verbs_down(struct op_net *on)
 {
 	struct op_vport *vp = on->tpriv;
-
-	RCU_INIT_POINTER(vp->on, NULL);
-	/* No op_rcv() for @on is running or will run. */
-	synchronize_rcu();
-
-	/* The host is down: nothing new comes; let what is posted finish. */
-	spin_lock_bh(&vp->sq_lock);
-	__skb_queue_purge(&vp->backlog);
-	spin_unlock_bh(&vp->sq_lock);
-	wait_event_timeout(vp->tx_wait, !READ_ONCE(vp->tx_busy), HZ);
+	struct op_vdev *vd = vp->vd;
 
 	mutex_lock(&op_verbs_mutex);
-	op_vport_unbind_peers(vp);
+	/* A removed device released the port under its host already. */
+	if (!vd->gone)
+		op_vport_unbind(vp);
 	WRITE_ONCE(vp->bound, NULL);
 	on->tpriv = NULL;
 	mutex_unlock(&op_verbs_mutex);
-	wake_up(&op_verbs_unbound);
+	kref_put(&vd->ref, op_vdev_release);
 }
 
 static unsigned int op_verbs_mtu(struct op_net *on)
@@ -1141,6 +1376,10 @@ int op_verbs_host_info(struct op_net *on, struct op_verbs_info *info,
 		goto out;
 	vp = on->tpriv;
 	mutex_lock(&op_verbs_mutex);
+	if (vp->vd->gone) {
+		mutex_unlock(&op_verbs_mutex);
+		goto out;
+	}
 	op_vport_info(vp, info);
 	xa_for_each(&vp->peers, host, p) {
 		if (*npeers == room)

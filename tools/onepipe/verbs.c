@@ -26,6 +26,8 @@ static const char *const verbs_counter_names[] = {
 	[ONEPIPE_VC_RX_DROPS]		= "rx_drops",
 	[ONEPIPE_VC_RX_EMPTY]		= "rx_empty",
 	[ONEPIPE_VC_RX_POSTED]		= "rx_posted",
+	[ONEPIPE_VC_RX_FOREIGN]		= "rx_foreign",
+	[ONEPIPE_VC_QP_RESETS]		= "qp_resets",
 };
 
 /* A counter added to the uapi must get a name here too. */

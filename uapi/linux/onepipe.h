@@ -306,10 +306,14 @@ enum onepipe_verbs_counter {
 	ONEPIPE_VC_RX_REFILLS,		/* receive buffers replaced */
 	ONEPIPE_VC_RX_COPIED,		/* small packets copied out */
 	ONEPIPE_VC_RX_DROPS,		/* dropped: no memory, or no host */
-	/* completions that found the receive ring empty: the device may
-	 * have dropped packets meanwhile (UD's receiver-not-ready) */
+	/*
+	 * completions that found the receive ring empty: the device may
+	 * have dropped packets meanwhile (UD's receiver-not-ready)
+	 */
 	ONEPIPE_VC_RX_EMPTY,
 	ONEPIPE_VC_RX_POSTED,		/* receive buffers posted (gauge) */
+	ONEPIPE_VC_RX_FOREIGN,		/* beacons not from the uplink, dropped */
+	ONEPIPE_VC_QP_RESETS,		/* QP errors recovered by a reset */
 	__ONEPIPE_VC_MAX,
 };
 
