@@ -277,6 +277,19 @@ static void sw_hear(struct sw *sw, unsigned int in, const struct op_hdr *h,
 		    now);
 }
 
+/*
+ * Beacon-only mode: a packet that is not a beacon says nothing about its
+ * link's registers (its barrier fields are the original sender's), but
+ * its link is evidently alive.  Refreshing the liveness keeps a link
+ * that still sends data in the minimum even if its beacons go missing:
+ * a stalled barrier is safe, one that moves past that link's data is not.
+ */
+static void sw_touch(struct sw *sw, unsigned int in, u64 now)
+{
+	sw_hear_reg(&sw->links[in], false, 0, now);
+	sw_hear_reg(&sw->clinks[in], false, 0, now);
+}
+
 /* Rewrite one barrier field of a forwarded packet from its group. */
 static void sw_put(u8 *pkt, const struct op_agg *a, u8 none_flag,
 		   void (*set)(u8 *buf, u64 v))
@@ -290,11 +303,21 @@ static void sw_put(u8 *pkt, const struct op_agg *a, u8 none_flag,
 	}
 }
 
+/* Give a packet leaving port @out that port's barrier and commit. */
+static void sw_rewrite(struct sw *sw, u8 *pkt, unsigned int out)
+{
+	enum sw_group g = sw_port_group(sw, out);
+
+	sw_put(pkt, &sw->groups[g], OP_F_NOBARRIER, op_hdr_set_barrier);
+	sw_put(pkt, &sw->cgroups[g], OP_F_NOCOMMIT, op_hdr_set_commit);
+}
+
 /**
  * sw_rx() - process one received datagram
  * @sw: the switch
  * @in: input port (the I/O layer identified it by source address)
- * @pkt: the datagram; rewritten in place when forwarded
+ * @pkt: the datagram; rewritten in place when forwarded (unless
+ *	beacon-only)
  * @len: its length
  * @now: local monotonic time in ns
  * @out: output port when SW_FORWARD is returned
@@ -303,6 +326,8 @@ static void sw_put(u8 *pkt, const struct op_agg *a, u8 none_flag,
  * OP_F_NOBARRIER (and a zero barrier) while the group has none yet, and
  * likewise its commit group's barrier or OP_F_NOCOMMIT (and a zero
  * commit).  Nothing but the flags byte and those two fields is touched.
+ * In beacon-only mode only beacons update the registers, and forwarded
+ * packets are not touched at all.
  *
  * Return: what to do with the packet.
  */
@@ -310,7 +335,6 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 		      u64 now, unsigned int *out)
 {
 	struct sw_port *p = &sw->ports[in];
-	enum sw_group g;
 	struct op_hdr h;
 	int o;
 
@@ -320,7 +344,10 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 		p->drops++;
 		return SW_DROP_BAD;
 	}
-	sw_hear(sw, in, &h, now);
+	if (sw->beacon_only && h.type != OP_PKT_BEACON)
+		sw_touch(sw, in, now);
+	else
+		sw_hear(sw, in, &h, now);
 	sw_groups_update(sw);
 	if (h.type == OP_PKT_BEACON) {
 		p->rx_beacons++;
@@ -332,9 +359,8 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 		p->drops++;
 		return SW_DROP_NOROUTE;
 	}
-	g = sw_port_group(sw, (unsigned int)o);
-	sw_put(pkt, &sw->groups[g], OP_F_NOBARRIER, op_hdr_set_barrier);
-	sw_put(pkt, &sw->cgroups[g], OP_F_NOCOMMIT, op_hdr_set_commit);
+	if (!sw->beacon_only)
+		sw_rewrite(sw, pkt, (unsigned int)o);
 	sw->ports[o].sent = true;
 	*out = (unsigned int)o;
 	return SW_FORWARD;
@@ -350,6 +376,8 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
  * and picks the ports that get a beacon: those that sent nothing since
  * the previous tick and whose best-effort or commit group has a barrier.
  * The beacon carries both, each one flagged absent if its group has none.
+ * In beacon-only mode forwarded packets carry no barrier of ours, so
+ * every port with a barrier gets a beacon, busy or not.
  *
  * Both registers of a link expire with the same @now.  Since every packet
  * refreshes both (sw_hear()), they die in the same tick; one that was
@@ -375,7 +403,8 @@ unsigned int sw_tick(struct sw *sw, u64 now, struct sw_beacon *beacons)
 		b->port = i;
 		b->has_barrier = sw_out_barrier(sw, i, &b->barrier);
 		b->has_commit = sw_out_commit(sw, i, &b->commit);
-		if (!p->sent && (b->has_barrier || b->has_commit))
+		if ((!p->sent || sw->beacon_only) &&
+		    (b->has_barrier || b->has_commit))
 			n++;
 		p->sent = false;
 	}

@@ -14,6 +14,13 @@
  * one link, though: every packet refreshes the liveness of both of its
  * registers, so a silent link leaves both minimums in the same tick.
  *
+ * Beacon-only mode (RoCE / "switch CPU" mode, @beacon_only): the fabric
+ * must not rewrite a byte of a RoCE packet (its ICRC covers them all), so
+ * barriers travel in beacons only.  Registers then take values from
+ * BEACONs alone, other packets only keep their link alive and are
+ * forwarded untouched, and every port gets a beacon every tick, busy or
+ * not, since no forwarded packet carries the barrier for it.
+ *
  * Up-down rule: a switch has two output groups per barrier.  Outputs
  * towards a lower tier ("down" ports) aggregate every input; outputs
  * towards a higher tier ("up" ports) aggregate only inputs from down
@@ -103,6 +110,9 @@ struct sw_port {
  * @admit_slack: a new link joins a group (best-effort or commit) once its
  *	register is at most this far (ns) below the group's barrier; 0 is
  *	barrier.c's strict rule (see sw_groups_update())
+ * @beacon_only: registers are updated from BEACONs only, forwarded
+ *	packets are not rewritten, every port beacons every tick (see the
+ *	top of this file); false (the UDP transport's rules) after sw_init()
  * @rx_bad: malformed packets
  * @rx_unknown_src: datagrams from no configured peer (counted by the I/O
  *	layer, which is the only one to know)
@@ -118,6 +128,7 @@ struct sw {
 	u64 timeout;
 	u64 commit_timeout;
 	u64 admit_slack;
+	bool beacon_only;
 	u64 rx_bad;
 	u64 rx_unknown_src;
 	u64 no_route;

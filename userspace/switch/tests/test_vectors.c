@@ -139,7 +139,7 @@ static void cmd_scenario(char **a, int n)
 static void cmd_config(char **a, int n)
 {
 	static const char *const keys[] = {
-		"timeout", "commit-timeout", "slack", NULL
+		"timeout", "commit-timeout", "slack", "mode", NULL
 	};
 	const char *v;
 
@@ -155,6 +155,15 @@ static void cmd_config(char **a, int n)
 	v = kv(a, n, "slack");
 	if (v)
 		c.sw.admit_slack = tm(v);
+	v = kv(a, n, "mode");
+	if (!v)
+		return;
+	if (!strcmp(v, "beacon-only"))
+		c.sw.beacon_only = true;
+	else if (!strcmp(v, "rewrite"))
+		c.sw.beacon_only = false;
+	else
+		die("bad mode", v);
 }
 
 static void cmd_port(char **a, int n)
@@ -467,6 +476,29 @@ static void cmd_expect_fwd(char **a, int n, const char *text)
 	report(ok, text, why);
 }
 
+/*
+ * expect-fwd-intact PORT: the last rx went out PORT exactly as it came
+ * in, every byte and every flag (beacon-only mode).
+ */
+static void cmd_expect_fwd_intact(char **a, int n, const char *text)
+{
+	bool same;
+	char why[160];
+
+	if (n != 1)
+		die("expect-fwd-intact PORT", NULL);
+	need_rx();
+	same = !memcmp(c.sent, c.got, c.len);
+	snprintf(why, sizeof(why), "got %s to %s, barrier %llu, commit %llu, "
+		 "flags 0x%02x%s", verdict_name(c.verdict),
+		 c.verdict == SW_FORWARD ? c.sw.ports[c.out].name : "-",
+		 (unsigned long long)op_hdr_get_barrier(c.got),
+		 (unsigned long long)op_hdr_get_commit(c.got), c.got[2],
+		 same ? "" : ", packet changed");
+	report(c.verdict == SW_FORWARD && c.out == port(a[0]) && same, text,
+	       why);
+}
+
 static void cmd_expect_verdict(char **a, int n, const char *text,
 			       bool drop)
 {
@@ -750,6 +782,8 @@ static void run_line(char *line)
 		cmd_tick(a + 1, n - 1);
 	else if (IS("expect-fwd"))
 		cmd_expect_fwd(a + 1, n - 1, text);
+	else if (IS("expect-fwd-intact"))
+		cmd_expect_fwd_intact(a + 1, n - 1, text);
 	else if (IS("expect-consumed"))
 		cmd_expect_verdict(a + 1, n - 1, text, false);
 	else if (IS("expect-drop"))
