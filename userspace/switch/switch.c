@@ -1,29 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * onepipe-switch: the software 1Pipe switch of the UDP transport.
+ * onepipe-switch: the software 1Pipe switch.
  *
- * One UDP socket, one thread, one epoll loop.  Every configured port is a
- * peer address; a datagram's input port is the peer it came from.  Packets
- * are received and forwarded in batches (recvmmsg/sendmmsg) and handed to
- * the I/O-free state machine of switch_logic.c, which decides where they
- * go and rewrites their barrier and commit barrier.  A CLOCK_REALTIME
- * timer fires at absolute multiples of the beacon interval, like the
- * hosts' beacon timers, so the whole fabric beacons at the same instants.
+ * One thread, one epoll loop.  Packets are received and forwarded in
+ * batches (recvmmsg/sendmmsg) and handed to the I/O-free state machine of
+ * switch_logic.c, which decides where they go and what the barriers are.
+ * A CLOCK_REALTIME timer fires at absolute multiples of the beacon
+ * interval, like the hosts' beacon timers, so the whole fabric beacons at
+ * the same instants.
  *
- * ECN: the hosts send ECT(0) so that a congested hop marks rather than
- * drops, and their receivers echo the marks to the senders' congestion
- * control.  The switch re-sends every packet from its own socket, so it
- * carries the mark across: the socket's TOS is ECT(0), and a packet that
- * arrived Congestion Experienced (IP_RECVTOS) leaves with an IP_TOS cmsg
- * saying CE.
+ * This file is what both transports share: options, the loop, the beacon
+ * timer, the transmit queue's accounting and the stats file.  The I/O is
+ * a backend's (swd.h): UDP datagrams to and from peer addresses
+ * (swd_udp.c, the UDP transport, barriers rewritten in every packet), or
+ * whole RoCEv2 frames on network interfaces (swd_roce.c, --roce, the
+ * verbs transport, barriers in beacons only).
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <netinet/in.h>
-#include <netinet/ip.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,57 +31,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "switch_logic.h"
+#include "swd.h"
 
-#define SWD_UDP_PORT	5640		/* ONEPIPE_UDP_PORT */
-#define SWD_BATCH	64		/* datagrams per recvmmsg() */
-#define SWD_BUF		65536		/* largest datagram we accept */
-#define SWD_RX_ROUNDS	8		/* batches before timers get a turn */
-#define SWD_TXMAX	(SWD_BATCH + SW_MAX_PORTS)
 #define SWD_STATS_NS	100000000ULL	/* stats file refresh, 100 ms */
-#define SWD_SOCKBUF	(4 << 20)
 
-/* Room for one IP_TOS cmsg, aligned for struct cmsghdr. */
-union swd_tosctl {
-	char buf[CMSG_SPACE(sizeof(int))];
-	struct cmsghdr align;
-};
+struct swd swd;
+u8 swd_rxbuf[SWD_BATCH][SWD_BUF];
 
-enum { EV_SOCK, EV_TICK, EV_STATS, EV_SIG };
-
-struct swd {
-	struct sw sw;
-	struct sockaddr_in peer[SW_MAX_PORTS];
-	struct sockaddr_in local;
-	const char *name;
-	const char *stats;
-	u64 interval;			/* beacon interval, ns */
-	u64 timeout_intervals;
-	int sock;
-	int tick_fd;
-	int stats_fd;
-	int sig_fd;
-	int ep;
-	bool running;
-	bool rx_err_logged;
-	/* transmit batch, flushed after each receive batch and tick */
-	struct mmsghdr txm[SWD_TXMAX];
-	struct iovec txiov[SWD_TXMAX];
-	unsigned int txport[SWD_TXMAX];
-	bool txbeacon[SWD_TXMAX];
-	bool txce[SWD_TXMAX];
-	unsigned int ntx;
-	u8 beacon_buf[SW_MAX_PORTS][OP_HDR_LEN];
-	union swd_tosctl ce_ctl;	/* IP_TOS = CE, built once */
-	/* ECN counters per port, kept here: switch_logic knows no IP */
-	u64 rx_ce[SW_MAX_PORTS];	/* datagrams received marked CE */
-	u64 ce_fwd[SW_MAX_PORTS];	/* sent on with their CE mark */
-};
-
-static struct swd swd;
-static u8 rxbuf[SWD_BATCH][SWD_BUF];
-
-static u64 clock_ns(clockid_t id)
+u64 swd_clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
@@ -105,20 +58,30 @@ static struct timespec ns_to_ts(u64 ns)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: onepipe-switch [--listen ADDR[:PORT]]\n"
-		"         [--interval-us N] [--timeout-intervals K]\n"
+		"usage: onepipe-switch [--listen ADDR[:PORT]] [OPTIONS]\n"
+		"         --port NAME,ROLE,PEERADDR[:PORT][,hosts=LIST] ...\n"
+		"       onepipe-switch --roce [OPTIONS]\n"
+		"         --port NAME,ROLE,IFNAME[,hosts=LIST][,mac=PEERMAC]\n"
+		"                [,ip=PEERIP][,src=LOCALIP][,qpn=PEERQPN]\n"
+		"                [,qkey=PEERQKEY] ...\n"
+		"  OPTIONS: [--interval-us N] [--timeout-intervals K]\n"
 		"         [--commit-timeout-intervals C]\n"
 		"         [--admit-slack-us S]\n"
-		"         [--stats FILE] [--name NAME]\n"
-		"         --port NAME,ROLE,PEERADDR[:PORT][,hosts=LIST] ...\n"
+		"         [--stats FILE] [--name NAME] [--cpu N|any]\n"
 		"  ROLE is down (towards hosts / a lower tier) or up;\n"
 		"  LIST is like 1-4+7 (host ids reachable through the port).\n"
-		"  Defaults: listen 0.0.0.0:%d, interval 100 us, timeout 10\n"
+		"  Defaults: listen 0.0.0.0:5640, interval 100 us, timeout 10\n"
 		"  intervals, commit registers 10 times the timeout, admit\n"
-		"  slack = timeout.\n", SWD_UDP_PORT);
+		"  slack = timeout, UDP: any CPU, --roce: pinned to the CPU it\n"
+		"  starts on.\n"
+		"  --roce: ports are interfaces carrying RoCEv2 UD SENDs,\n"
+		"  forwarded unchanged; barriers only in beacons, sent every\n"
+		"  interval on every port to the peer's mac/ip/qpn/qkey from\n"
+		"  src (defaults: broadcast, 0.0.0.0, QPN 1, the 1Pipe Q_Key,\n"
+		"  0.0.0.0: another switch).\n");
 }
 
-static int parse_u64(const char *s, u64 min, u64 max, u64 *v)
+int swd_parse_u64(const char *s, u64 min, u64 max, u64 *v)
 {
 	char *end;
 
@@ -131,323 +94,272 @@ static int parse_u64(const char *s, u64 min, u64 max, u64 *v)
 	return 0;
 }
 
-/* "A.B.C.D[:PORT]"; @port0_ok allows port 0 (bind to any free port). */
-static int parse_addr(const char *s, struct sockaddr_in *sa, bool port0_ok)
+/**
+ * struct swd_args - command line options before they are applied
+ * @listen: --listen, NULL if not given
+ * @interval_us: --interval-us
+ * @ctimeout: --commit-timeout-intervals, 0 if not given
+ * @slack_us: --admit-slack-us
+ * @slack_set: whether it was given
+ * @roce: --roce
+ * @cpu: --cpu: a CPU number, SWD_CPU_ANY, or SWD_CPU_DEFAULT if not given
+ * @ports: the --port specs
+ * @np: their number
+ */
+struct swd_args {
+	const char *listen;
+	u64 interval_us;
+	u64 ctimeout;
+	u64 slack_us;
+	bool slack_set;
+	bool roce;
+	int cpu;
+	char **ports;
+	int np;
+};
+
+#define SWD_CPU_ANY	(-1)
+#define SWD_CPU_DEFAULT	(-2)
+#define SWD_CPU_MAX	(CPU_SETSIZE - 1)
+
+static const struct option swd_opts[] = {
+	{ "listen", required_argument, NULL, 'l' },
+	{ "roce", no_argument, NULL, 'r' },
+	{ "interval-us", required_argument, NULL, 'i' },
+	{ "timeout-intervals", required_argument, NULL, 't' },
+	{ "commit-timeout-intervals", required_argument, NULL, 'c' },
+	{ "admit-slack-us", required_argument, NULL, 'a' },
+	{ "stats", required_argument, NULL, 's' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "port", required_argument, NULL, 'p' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One option; -1 for a bad value, -2 for a usage error. */
+static int parse_opt(int c, struct swd_args *a)
 {
-	char host[INET_ADDRSTRLEN];
-	const char *colon = strchr(s, ':');
-	size_t hl = colon ? (size_t)(colon - s) : strlen(s);
-	u64 port = SWD_UDP_PORT;
+	u64 v;
 
-	if (!hl || hl >= sizeof(host))
-		return -1;
-	memcpy(host, s, hl);
-	host[hl] = 0;
-	if (colon && parse_u64(colon + 1, port0_ok ? 0 : 1, 65535, &port))
-		return -1;
-	memset(sa, 0, sizeof(*sa));
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons((u16)port);
-	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
-}
-
-static bool same_addr(const struct sockaddr_in *a, const struct sockaddr_in *b)
-{
-	return a->sin_addr.s_addr == b->sin_addr.s_addr &&
-	       a->sin_port == b->sin_port;
-}
-
-/* --port NAME,ROLE,PEERADDR[:PORT][,hosts=LIST] */
-static int add_port(const char *spec)
-{
-	char *dup = strdup(spec), *s = dup;
-	char *name, *role, *peer, *hosts;
-	struct sw_range r[SW_MAX_RANGES];
-	struct sockaddr_in sa;
-	enum sw_role rl;
-	int nr = 0, i, ret = -1;
-
-	if (!dup)
-		return -1;
-	name = strsep(&s, ",");
-	role = strsep(&s, ",");
-	peer = strsep(&s, ",");
-	hosts = strsep(&s, ",");
-	if (!role || !peer || s)
-		goto out;
-	if (!strcmp(role, "down"))
-		rl = SW_ROLE_DOWN;
-	else if (!strcmp(role, "up"))
-		rl = SW_ROLE_UP;
-	else
-		goto out;
-	if (parse_addr(peer, &sa, false))
-		goto out;
-	if (hosts) {
-		if (strncmp(hosts, "hosts=", 6))
-			goto out;
-		nr = sw_parse_hosts(hosts + 6, r, SW_MAX_RANGES);
-		if (nr < 0)
-			goto out;
+	switch (c) {
+	case 'l':
+		a->listen = optarg;
+		return 0;
+	case 'r':
+		a->roce = true;
+		return 0;
+	case 'i':
+		return swd_parse_u64(optarg, 1, 60000000, &a->interval_us);
+	case 't':
+		if (swd_parse_u64(optarg, 1, 1000000, &v))
+			return -1;
+		swd.timeout_intervals = v;
+		return 0;
+	case 'c':
+		return swd_parse_u64(optarg, 1, 10000000, &a->ctimeout);
+	case 'a':
+		a->slack_set = true;
+		return swd_parse_u64(optarg, 0, 3600000000ULL, &a->slack_us);
+	case 's':
+		swd.stats = optarg;
+		return 0;
+	case 'n':
+		if (!sw_valid_name(optarg))
+			return -1;
+		swd.name = optarg;
+		return 0;
+	case 'p':
+		a->ports[a->np++] = optarg;
+		return 0;
+	case 'C':
+		if (!strcmp(optarg, "any")) {
+			a->cpu = SWD_CPU_ANY;
+			return 0;
+		}
+		if (swd_parse_u64(optarg, 0, SWD_CPU_MAX, &v))
+			return -1;
+		a->cpu = (int)v;
+		return 0;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	default:
+		return -2;
 	}
-	for (i = 0; i < (int)swd.sw.nports; i++)
-		if (same_addr(&swd.peer[i], &sa))
-			goto out;	/* the input port would be ambiguous */
-	i = sw_add_port(&swd.sw, name, rl, r, (unsigned int)nr);
-	if (i < 0)
-		goto out;
-	swd.peer[i] = sa;
-	ret = 0;
-out:
-	if (ret)
-		fprintf(stderr, "onepipe-switch: bad or duplicate --port %s\n",
-			spec);
-	free(dup);
-	return ret;
+}
+
+/*
+ * Keep this process on one CPU.  A veth hands what it transmits to the
+ * backlog of the CPU that sends it, and under load (softirqs deferred to
+ * ksoftirqd) two CPUs' backlogs drain in either order: a switch that
+ * migrates between two sends can have its beacon overtake the data sent
+ * before it, and that data then arrives late at its receivers.  1Pipe
+ * needs FIFO links, so the RoCE mode, whose barriers travel only in
+ * beacons, stays on the CPU it starts on unless told otherwise.
+ */
+static int pin_cpu(const struct swd_args *a)
+{
+	int cpu = a->cpu;
+	cpu_set_t set;
+
+	if (cpu == SWD_CPU_DEFAULT)
+		cpu = a->roce ? sched_getcpu() : SWD_CPU_ANY;
+	swd.cpu = cpu;
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		fprintf(stderr, "onepipe-switch: --cpu %d: %s\n", cpu,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Pick the backend, set the switch up and add the ports. */
+static int apply_args(const struct swd_args *a)
+{
+	int i;
+
+	if (a->roce && a->listen) {
+		fprintf(stderr, "onepipe-switch: --listen is for UDP, not "
+			"--roce\n");
+		return -1;
+	}
+	swd.be = a->roce ? &swd_roce : &swd_udp;
+	swd.interval = a->interval_us * 1000;
+	sw_init(&swd.sw, swd.timeout_intervals * swd.interval,
+		a->slack_set ? a->slack_us * 1000 :
+			       swd.timeout_intervals * swd.interval);
+	if (a->ctimeout)
+		swd.sw.commit_timeout = a->ctimeout * swd.interval;
+	/* RoCE packets may not be rewritten: barriers go in beacons. */
+	swd.sw.beacon_only = a->roce;
+	if (swd.be->init(a->listen))
+		return -1;
+	for (i = 0; i < a->np; i++)
+		if (swd.be->add_port(a->ports[i]))
+			return -1;
+	return pin_cpu(a);
 }
 
 static int parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "interval-us", required_argument, NULL, 'i' },
-		{ "timeout-intervals", required_argument, NULL, 't' },
-		{ "commit-timeout-intervals", required_argument, NULL, 'c' },
-		{ "admit-slack-us", required_argument, NULL, 'a' },
-		{ "stats", required_argument, NULL, 's' },
-		{ "name", required_argument, NULL, 'n' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *listen = "0.0.0.0";
-	u64 interval_us = 100, slack_us = 0, ctimeout = 0, v;
-	bool slack_set = false;
-	char **ports = calloc((size_t)argc, sizeof(*ports));
-	int c, np = 0, i, idx = 0;
+	struct swd_args a = { .interval_us = 100, .cpu = SWD_CPU_DEFAULT };
+	int c, idx = 0, ret = -1, err;
 
-	if (!ports)
+	a.ports = calloc((size_t)argc, sizeof(*a.ports));
+	if (!a.ports)
 		return -1;
 	swd.timeout_intervals = 10;
 	swd.name = "onepipe-switch";
-	while ((c = getopt_long(argc, argv, "h", opts, &idx)) != -1) {
-		switch (c) {
-		case 'l':
-			listen = optarg;
-			break;
-		case 'i':
-			if (parse_u64(optarg, 1, 60000000, &interval_us))
-				goto bad;
-			break;
-		case 't':
-			if (parse_u64(optarg, 1, 1000000, &v))
-				goto bad;
-			swd.timeout_intervals = v;
-			break;
-		case 'c':
-			if (parse_u64(optarg, 1, 10000000, &ctimeout))
-				goto bad;
-			break;
-		case 'a':
-			if (parse_u64(optarg, 0, 3600000000ULL, &slack_us))
-				goto bad;
-			slack_set = true;
-			break;
-		case 's':
-			swd.stats = optarg;
-			break;
-		case 'n':
-			if (!sw_valid_name(optarg))
-				goto bad;
-			swd.name = optarg;
-			break;
-		case 'p':
-			ports[np++] = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			goto bad_usage;
+	while ((c = getopt_long(argc, argv, "h", swd_opts, &idx)) != -1) {
+		err = parse_opt(c, &a);
+		if (err == -1) {
+			fprintf(stderr,
+				"onepipe-switch: bad value for --%s: %s\n",
+				swd_opts[idx].name, optarg);
+			goto out;
 		}
+		if (err)
+			goto bad_usage;
 	}
-	if (optind != argc || !np)
+	if (optind != argc || !a.np)
 		goto bad_usage;
-	swd.interval = interval_us * 1000;
-	sw_init(&swd.sw, swd.timeout_intervals * swd.interval,
-		slack_set ? slack_us * 1000 :
-			    swd.timeout_intervals * swd.interval);
-	if (ctimeout)
-		swd.sw.commit_timeout = ctimeout * swd.interval;
-	if (parse_addr(listen, &swd.local, true)) {
-		fprintf(stderr, "onepipe-switch: bad --listen %s\n", listen);
-		goto fail;
-	}
-	for (i = 0; i < np; i++)
-		if (add_port(ports[i]))
-			goto fail;
-	free(ports);
-	return 0;
-bad:
-	fprintf(stderr, "onepipe-switch: bad value for --%s: %s\n",
-		opts[idx].name, optarg);
-	goto fail;
+	ret = apply_args(&a);
+	goto out;
 bad_usage:
 	usage(stderr);
-fail:
-	free(ports);
-	return -1;
+out:
+	free(a.ports);
+	return ret;
 }
 
 /* ---- transmit ---------------------------------------------------------- */
 
-/*
- * Queue a packet for @port.  Everything leaves ECT(0), the socket's TOS;
- * @ce (it arrived Congestion Experienced) overrides that with CE, so the
- * mark reaches the receiver.
- */
-static void tx_queue(unsigned int port, void *buf, size_t len, bool beacon,
-		     bool ce)
+void swd_tx_queue(unsigned int port, void *buf, size_t len, bool beacon,
+		  bool ce)
 {
-	unsigned int i = swd.ntx++;
-	struct msghdr *mh = &swd.txm[i].msg_hdr;
+	struct swd_tx *t = &swd.tx[swd.ntx++];
 
-	swd.txiov[i].iov_base = buf;
-	swd.txiov[i].iov_len = len;
-	memset(mh, 0, sizeof(*mh));
-	mh->msg_name = &swd.peer[port];
-	mh->msg_namelen = sizeof(swd.peer[port]);
-	mh->msg_iov = &swd.txiov[i];
-	mh->msg_iovlen = 1;
-	if (ce) {
-		mh->msg_control = swd.ce_ctl.buf;
-		mh->msg_controllen = sizeof(swd.ce_ctl.buf);
-	}
-	swd.txport[i] = port;
-	swd.txbeacon[i] = beacon;
-	swd.txce[i] = ce;
+	t->buf = buf;
+	t->len = len;
+	t->port = port;
+	t->beacon = beacon;
+	t->ce = ce;
 }
 
-/*
- * Send the batch in order.  A datagram the kernel refuses (full buffers,
- * no route) is counted as a drop on its port and skipped: 1Pipe is best
- * effort below the reliable service, and receivers detect the loss.
+static void tx_done(unsigned int i, bool ok)
+{
+	const struct swd_tx *t = &swd.tx[i];
+
+	sw_tx_result(&swd.sw, t->port, t->beacon, ok);
+	if (ok && t->ce)
+		swd.ce_fwd[t->port]++;
+}
+
+/**
+ * swd_tx_send() - send queued packets on one socket, in order
+ * @fd: the socket
+ * @m: their messages
+ * @idx: each message's index in swd.tx
+ * @n: number of messages
+ *
+ * A packet the kernel refuses (full buffers, no route, too big) is
+ * counted as a drop on its port and skipped: 1Pipe is best effort below
+ * the reliable service, and receivers detect the loss.
  */
-static void tx_flush(void)
+void swd_tx_send(int fd, struct mmsghdr *m, const unsigned int *idx,
+		 unsigned int n)
 {
 	unsigned int i = 0, k;
 
-	while (i < swd.ntx) {
-		int n = sendmmsg(swd.sock, &swd.txm[i], swd.ntx - i, 0);
+	while (i < n) {
+		int r = sendmmsg(fd, &m[i], n - i, 0);
 
-		if (n < 0) {
+		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			sw_tx_result(&swd.sw, swd.txport[i], swd.txbeacon[i],
-				     false);
+			tx_done(idx[i], false);
 			i++;
 			continue;
 		}
-		for (k = i; k < i + (unsigned int)n; k++) {
-			sw_tx_result(&swd.sw, swd.txport[k], swd.txbeacon[k],
-				     true);
-			if (swd.txce[k])
-				swd.ce_fwd[swd.txport[k]]++;
-		}
-		i += (unsigned int)n;
+		for (k = i; k < i + (unsigned int)r; k++)
+			tx_done(idx[k], true);
+		i += (unsigned int)r;
 	}
+}
+
+void swd_flush(void)
+{
+	if (swd.ntx)
+		swd.be->flush();
 	swd.ntx = 0;
 }
 
-/* ---- receive ----------------------------------------------------------- */
-
-static int find_peer(const struct sockaddr_in *sa, socklen_t len)
+/* Log the first receive error only: a persistent one would flood. */
+void swd_rx_error(const char *what)
 {
-	unsigned int i;
-
-	if (len < sizeof(*sa) || sa->sin_family != AF_INET)
-		return -1;
-	for (i = 0; i < swd.sw.nports; i++)
-		if (same_addr(&swd.peer[i], sa))
-			return (int)i;
-	return -1;
-}
-
-/* Did the datagram arrive Congestion Experienced (its IP_TOS cmsg)? */
-static bool rx_ce(struct msghdr *mh)
-{
-	struct cmsghdr *cm;
-
-	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm))
-		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
-		    cm->cmsg_len >= CMSG_LEN(1))
-			return (*CMSG_DATA(cm) & IPTOS_ECN_MASK) ==
-			       IPTOS_ECN_CE;
-	return false;
-}
-
-static void rx_one(struct mmsghdr *m, const struct sockaddr_in *src, u8 *buf,
-		   u64 now)
-{
-	int in = find_peer(src, m->msg_hdr.msg_namelen);
-	unsigned int out;
-	size_t len = m->msg_len;
-	bool ce;
-
-	if (in < 0) {
-		swd.sw.rx_unknown_src++;
+	if (errno == EAGAIN || errno == EINTR || swd.rx_err_logged)
 		return;
-	}
-	ce = rx_ce(&m->msg_hdr);
-	if (ce)
-		swd.rx_ce[in]++;
-	/* A truncated datagram is malformed: let the parser refuse it. */
-	if (m->msg_hdr.msg_flags & MSG_TRUNC)
-		len = 0;
-	if (sw_rx(&swd.sw, (unsigned int)in, buf, len, now, &out) ==
-	    SW_FORWARD)
-		tx_queue(out, buf, m->msg_len, false, ce);
+	fprintf(stderr, "onepipe-switch: %s: %s\n", what, strerror(errno));
+	swd.rx_err_logged = true;
 }
 
-static void on_sock(void)
+/*
+ * Best effort: bigger buffers absorb bursts of synchronized beacons and a
+ * stalled process.  With CAP_NET_ADMIN past net.core.*mem_max.
+ */
+void swd_setbufs(int fd)
 {
-	static struct mmsghdr m[SWD_BATCH];
-	static struct iovec iov[SWD_BATCH];
-	static struct sockaddr_in src[SWD_BATCH];
-	static union swd_tosctl ctl[SWD_BATCH];
-	int round, n, i;
+	int buf = SWD_SOCKBUF;
 
-	for (round = 0; round < SWD_RX_ROUNDS; round++) {
-		for (i = 0; i < SWD_BATCH; i++) {
-			iov[i].iov_base = rxbuf[i];
-			iov[i].iov_len = SWD_BUF;
-			memset(&m[i].msg_hdr, 0, sizeof(m[i].msg_hdr));
-			m[i].msg_hdr.msg_name = &src[i];
-			m[i].msg_hdr.msg_namelen = sizeof(src[i]);
-			m[i].msg_hdr.msg_iov = &iov[i];
-			m[i].msg_hdr.msg_iovlen = 1;
-			m[i].msg_hdr.msg_control = ctl[i].buf;
-			m[i].msg_hdr.msg_controllen = sizeof(ctl[i].buf);
-		}
-		n = recvmmsg(swd.sock, m, SWD_BATCH, MSG_DONTWAIT, NULL);
-		if (n <= 0) {
-			if (n < 0 && errno != EAGAIN && errno != EINTR &&
-			    !swd.rx_err_logged) {
-				perror("onepipe-switch: recvmmsg");
-				swd.rx_err_logged = true;
-			}
-			return;
-		}
-		{
-			u64 now = clock_ns(CLOCK_MONOTONIC);
-
-			for (i = 0; i < n; i++)
-				rx_one(&m[i], &src[i], rxbuf[i], now);
-		}
-		tx_flush();
-		if (n < SWD_BATCH)
-			return;
-	}
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
 }
 
 /* ---- timers ------------------------------------------------------------ */
@@ -455,7 +367,7 @@ static void on_sock(void)
 /* Arm the beacon timer at the next multiple of the interval. */
 static int arm_tick(void)
 {
-	u64 now = clock_ns(CLOCK_REALTIME);
+	u64 now = swd_clock_ns(CLOCK_REALTIME);
 	struct itimerspec its = {
 		.it_value = ns_to_ts((now / swd.interval + 1) * swd.interval),
 		.it_interval = ns_to_ts(swd.interval),
@@ -480,25 +392,13 @@ static void on_tick(void)
 		if (arm_tick())
 			perror("onepipe-switch: timerfd_settime");
 	}
-	n = sw_tick(&swd.sw, clock_ns(CLOCK_MONOTONIC), b);
-	for (i = 0; i < n; i++) {
-		u8 *buf = swd.beacon_buf[b[i].port];
-
-		sw_beacon_build(buf, &b[i]);
-		tx_queue(b[i].port, buf, OP_HDR_LEN, true, false);
-	}
-	tx_flush();
+	n = sw_tick(&swd.sw, swd_clock_ns(CLOCK_MONOTONIC), b);
+	for (i = 0; i < n; i++)
+		swd.be->beacon(&b[i]);
+	swd_flush();
 }
 
 /* ---- stats ------------------------------------------------------------- */
-
-static void put_addr(FILE *f, const struct sockaddr_in *sa)
-{
-	char a[INET_ADDRSTRLEN];
-
-	inet_ntop(AF_INET, &sa->sin_addr, a, sizeof(a));
-	fprintf(f, "%s:%u", a, ntohs(sa->sin_port));
-}
 
 static void put_hosts(FILE *f, const struct sw_port *p)
 {
@@ -520,6 +420,21 @@ static void put_opt(FILE *f, const char *key, bool valid, u64 v)
 		fprintf(f, "\"%s\":null,", key);
 }
 
+static void put_counters(FILE *f, unsigned int i)
+{
+	const struct sw_port *p = &swd.sw.ports[i];
+
+	fprintf(f, "\"rx_pkts\":%llu,\"tx_pkts\":%llu,\"tx_beacons\":%llu,"
+		"\"rx_beacons\":%llu,\"drops\":%llu,\"timeouts\":%llu,"
+		"\"rx_ce\":%llu,\"ce_fwd\":%llu",
+		(unsigned long long)p->rx_pkts, (unsigned long long)p->tx_pkts,
+		(unsigned long long)p->tx_beacons,
+		(unsigned long long)p->rx_beacons,
+		(unsigned long long)p->drops, (unsigned long long)p->timeouts,
+		(unsigned long long)swd.rx_ce[i],
+		(unsigned long long)swd.ce_fwd[i]);
+}
+
 static void put_port(FILE *f, unsigned int i, u64 now)
 {
 	const struct sw_port *p = &swd.sw.ports[i];
@@ -530,7 +445,7 @@ static void put_port(FILE *f, unsigned int i, u64 now)
 
 	fprintf(f, "{\"name\":\"%s\",\"role\":\"%s\",\"peer\":\"", p->name,
 		sw_role_name(p->role));
-	put_addr(f, &swd.peer[i]);
+	swd.be->put_peer(f, i);
 	fprintf(f, "\",\"hosts\":\"");
 	put_hosts(f, p);
 	fprintf(f, "\",\"state\":\"%s\",\"heard\":%s,",
@@ -547,41 +462,36 @@ static void put_port(FILE *f, unsigned int i, u64 now)
 	put_opt(f, "commit_register", cl->heard, cl->reg);
 	valid = sw_out_commit(&swd.sw, i, &v);
 	put_opt(f, "out_commit", valid, v);
-	fprintf(f, "\"rx_pkts\":%llu,\"tx_pkts\":%llu,\"tx_beacons\":%llu,"
-		"\"rx_beacons\":%llu,\"drops\":%llu,\"timeouts\":%llu,"
-		"\"rx_ce\":%llu,\"ce_fwd\":%llu}",
-		(unsigned long long)p->rx_pkts, (unsigned long long)p->tx_pkts,
-		(unsigned long long)p->tx_beacons,
-		(unsigned long long)p->rx_beacons,
-		(unsigned long long)p->drops, (unsigned long long)p->timeouts,
-		(unsigned long long)swd.rx_ce[i],
-		(unsigned long long)swd.ce_fwd[i]);
+	put_counters(f, i);
+	swd.be->put_port_tail(f, i);
+	fprintf(f, "}");
 }
 
 /* One port per line, so shell scripts can grep the file. */
 static void put_stats(FILE *f)
 {
-	u64 now = clock_ns(CLOCK_MONOTONIC);
+	u64 now = swd_clock_ns(CLOCK_MONOTONIC);
 	unsigned int i;
 
-	fprintf(f, "{\"name\":\"%s\",\"pid\":%d,\"listen\":\"", swd.name,
-		(int)getpid());
-	put_addr(f, &swd.local);
-	fprintf(f, "\",\"interval_us\":%llu,\"timeout_intervals\":%llu,"
+	fprintf(f, "{\"name\":\"%s\",\"pid\":%d,", swd.name, (int)getpid());
+	swd.be->put_head(f);
+	fprintf(f, "\"interval_us\":%llu,\"timeout_intervals\":%llu,"
 		"\"admit_slack_us\":%llu,\"time_ns\":%llu,\"ports\":[\n",
 		(unsigned long long)(swd.interval / 1000),
 		(unsigned long long)swd.timeout_intervals,
 		(unsigned long long)(swd.sw.admit_slack / 1000),
-		(unsigned long long)clock_ns(CLOCK_REALTIME));
+		(unsigned long long)swd_clock_ns(CLOCK_REALTIME));
 	for (i = 0; i < swd.sw.nports; i++) {
 		put_port(f, i, now);
 		fprintf(f, "%s\n", i + 1 < swd.sw.nports ? "," : "");
 	}
 	fprintf(f, "],\"rx_bad\":%llu,\"rx_unknown_src\":%llu,"
-		"\"no_route\":%llu}\n",
+		"\"no_route\":%llu",
 		(unsigned long long)swd.sw.rx_bad,
 		(unsigned long long)swd.sw.rx_unknown_src,
 		(unsigned long long)swd.sw.no_route);
+	swd.be->put_tail(f);
+	fprintf(f, "}\n");
 }
 
 /* Write a temporary file and rename it: readers never see half a file. */
@@ -631,55 +541,6 @@ static void on_signal(void)
 
 /* ---- setup ------------------------------------------------------------- */
 
-/*
- * ECN-transparent: every packet leaves ECT(0) (the socket's TOS) unless
- * it is sent with the CE cmsg built here; IP_RECVTOS tells which came in
- * marked.  Not best effort: without it congestion marks would be lost, or
- * turned into drops at the next congested hop.
- */
-static int setup_ecn(void)
-{
-	int ect0 = IPTOS_ECN_ECT0, one = 1;
-	struct msghdr mh = {
-		.msg_control = swd.ce_ctl.buf,
-		.msg_controllen = sizeof(swd.ce_ctl.buf),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	int ce = IPTOS_ECN_CE;
-
-	cm->cmsg_level = IPPROTO_IP;
-	cm->cmsg_type = IP_TOS;
-	cm->cmsg_len = CMSG_LEN(sizeof(ce));
-	memcpy(CMSG_DATA(cm), &ce, sizeof(ce));
-	if (setsockopt(swd.sock, IPPROTO_IP, IP_TOS, &ect0, sizeof(ect0)))
-		return -1;
-	return setsockopt(swd.sock, IPPROTO_IP, IP_RECVTOS, &one,
-			  sizeof(one));
-}
-
-static int open_socket(void)
-{
-	socklen_t len = sizeof(swd.local);
-	int one = 1, buf = SWD_SOCKBUF;
-
-	swd.sock = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			  0);
-	if (swd.sock < 0 || setup_ecn())
-		return -1;
-	setsockopt(swd.sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	/*
-	 * Best effort: bigger buffers absorb bursts of synchronized beacons
-	 * and a stalled process.  With CAP_NET_ADMIN past net.core.*mem_max.
-	 */
-	if (setsockopt(swd.sock, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)))
-		setsockopt(swd.sock, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
-	if (setsockopt(swd.sock, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf)))
-		setsockopt(swd.sock, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-	if (bind(swd.sock, (struct sockaddr *)&swd.local, sizeof(swd.local)))
-		return -1;
-	return getsockname(swd.sock, (struct sockaddr *)&swd.local, &len);
-}
-
 static int open_timers(void)
 {
 	struct itimerspec its = {
@@ -705,7 +566,7 @@ static int open_timers(void)
 	return swd.sig_fd < 0 ? -1 : 0;
 }
 
-static int epoll_add(int fd, u32 tag)
+int swd_epoll_add(int fd, unsigned int tag)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
 
@@ -714,46 +575,48 @@ static int epoll_add(int fd, u32 tag)
 
 static int setup(void)
 {
-	if (open_socket()) {
-		perror("onepipe-switch: socket");
+	swd.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (swd.ep < 0) {
+		perror("onepipe-switch: epoll");
 		return -1;
 	}
+	/* The backend reports its own errors: it knows which port. */
+	if (swd.be->open())
+		return -1;
 	if (open_timers()) {
 		perror("onepipe-switch: timers");
 		return -1;
 	}
-	swd.ep = epoll_create1(EPOLL_CLOEXEC);
-	if (swd.ep < 0 || epoll_add(swd.sock, EV_SOCK) ||
-	    epoll_add(swd.tick_fd, EV_TICK) ||
-	    epoll_add(swd.stats_fd, EV_STATS) ||
-	    epoll_add(swd.sig_fd, EV_SIG)) {
+	if (swd_epoll_add(swd.tick_fd, SWD_EV_TICK) ||
+	    swd_epoll_add(swd.stats_fd, SWD_EV_STATS) ||
+	    swd_epoll_add(swd.sig_fd, SWD_EV_SIG)) {
 		perror("onepipe-switch: epoll");
 		return -1;
 	}
 	return 0;
 }
 
-static void dispatch(u32 tag)
+static void dispatch(unsigned int tag)
 {
 	switch (tag) {
-	case EV_SOCK:
-		on_sock();
-		break;
-	case EV_TICK:
+	case SWD_EV_TICK:
 		on_tick();
 		break;
-	case EV_STATS:
+	case SWD_EV_STATS:
 		on_stats();
 		break;
-	case EV_SIG:
+	case SWD_EV_SIG:
 		on_signal();
+		break;
+	default:
+		swd.be->rx(tag - SWD_EV_BACKEND);
 		break;
 	}
 }
 
 int main(int argc, char **argv)
 {
-	struct epoll_event ev[4];
+	struct epoll_event ev[8];
 	int n, i;
 
 	if (parse_args(argc, argv))
@@ -761,13 +624,16 @@ int main(int argc, char **argv)
 	if (setup())
 		return 1;
 	write_stats();
-	fprintf(stderr, "onepipe-switch %s: listening on ", swd.name);
-	put_addr(stderr, &swd.local);
-	fprintf(stderr, ", %u ports, interval %llu us\n", swd.sw.nports,
+	fprintf(stderr, "onepipe-switch %s: ", swd.name);
+	swd.be->describe(stderr);
+	fprintf(stderr, ", %u ports, interval %llu us", swd.sw.nports,
 		(unsigned long long)(swd.interval / 1000));
+	if (swd.cpu >= 0)
+		fprintf(stderr, ", on CPU %d", swd.cpu);
+	fprintf(stderr, "\n");
 	swd.running = true;
 	while (swd.running) {
-		n = epoll_wait(swd.ep, ev, 4, -1);
+		n = epoll_wait(swd.ep, ev, 8, -1);
 		if (n < 0 && errno != EINTR) {
 			perror("onepipe-switch: epoll_wait");
 			return 1;
