@@ -78,6 +78,7 @@ struct opts {
 	bool json;
 	uint32_t bind_addr;
 	uint64_t delay_ns;	/* first scattering this long after the start */
+	bool until_down;	/* ENETDOWN ends sending, not the process */
 	uint64_t pause_at_ns;	/* --recv-pause-ms START:DURATION, from the */
 	uint64_t pause_len_ns;	/* start; pause_len_ns 0 = no pause */
 	const char *summary;	/* JSON summary to this file as well */
@@ -151,6 +152,7 @@ struct traffic {
 	struct pend pend;
 	uint64_t prev_ts;	/* timestamp of the last S line logged */
 	bool paused;		/* not reading (--recv-pause-ms) */
+	bool down;		/* --until-down: a send found the host down */
 	uint64_t pause_at;	/* monotonic */
 	uint64_t pause_end;	/* monotonic */
 	uint64_t next_send;	/* monotonic */
@@ -390,6 +392,8 @@ static void help(void)
 "  --bind ADDR         --udp only: local IPv4 address (default any)\n"
 "  --json              summary as one JSON object\n"
 "  --summary FILE      also write the JSON summary to FILE\n"
+"  --until-down        a send failing with ENETDOWN (the host went down)\n"
+"                      ends sending, not the process\n"
 "  --quiet             no summary on stdout");
 }
 
@@ -397,7 +401,7 @@ enum {
 	O_PORT = 256, O_TYPE, O_PEERS, O_SCAT, O_FANOUT, O_SIZE, O_INTERVAL,
 	O_EXPECT, O_LINGER, O_LOG, O_UNORDERED, O_MORE, O_SNDBUF, O_RCVBUF,
 	O_SEED, O_START, O_START_FILE, O_QUIET, O_UDP, O_BIND, O_JSON, O_HELP,
-	O_DELAY, O_PAUSE, O_SUMMARY,
+	O_DELAY, O_PAUSE, O_SUMMARY, O_UNTIL_DOWN,
 };
 
 static const struct option longopts[] = {
@@ -425,6 +429,7 @@ static const struct option longopts[] = {
 	{ "delay-ms", required_argument, NULL, O_DELAY },
 	{ "recv-pause-ms", required_argument, NULL, O_PAUSE },
 	{ "summary", required_argument, NULL, O_SUMMARY },
+	{ "until-down", no_argument, NULL, O_UNTIL_DOWN },
 	{ "help", no_argument, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -512,6 +517,9 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case O_SUMMARY:
 			o->summary = optarg;
+			break;
+		case O_UNTIL_DOWN:
+			o->until_down = true;
 			break;
 		case O_UNORDERED:
 			o->unordered = true;
@@ -844,6 +852,10 @@ static void send_blocked(struct traffic *t, int err, const char *what)
 	} else if (err == ENOBUFS) {
 		t->st.enobufs++;
 		t->next_send = now_mono() + NOBUFS_WAIT_NS;
+	} else if (err == ENETDOWN && t->o.until_down) {
+		/* The host went down: what it had sent is notified. */
+		t->down = true;
+		t->last_progress = now_mono();
 	} else if (err != EINTR) {
 		die("%s: %s", what, strerror(err));
 	}
@@ -922,7 +934,8 @@ static bool send_more(struct traffic *t)
 
 static bool sending_done(const struct traffic *t)
 {
-	return t->st.scats - t->st.splits >= (uint64_t)t->o.scatterings;
+	return t->down ||
+	       t->st.scats - t->st.splits >= (uint64_t)t->o.scatterings;
 }
 
 static void try_send(struct traffic *t)
@@ -1337,7 +1350,8 @@ static void summary_json(const struct traffic *t, FILE *f)
 		",\"eagain\":%" PRIu64 ",\"enobufs\":%" PRIu64
 		",\"send_blocked\":%" PRIu64
 		",\"recv_pause_start_ns\":%" PRIu64
-		",\"recv_pause_end_ns\":%" PRIu64 "}\n",
+		",\"recv_pause_end_ns\":%" PRIu64
+		",\"host_down\":%s}\n",
 		ep_str(t, t->self, b, sizeof(b)),
 		t->o.udp ? "udp" : t->o.unordered ? "unordered" : "ordered",
 		type_str(t),
@@ -1347,7 +1361,7 @@ static void summary_json(const struct traffic *t, FILE *f)
 		rate(s->sent, s->first_send, s->last_send),
 		rate(s->recvd, s->first_recv, s->last_recv),
 		pct(s, 50), pct(s, 99), s->eagain, s->enobufs, s->blocked,
-		s->pause_from, s->pause_to);
+		s->pause_from, s->pause_to, t->down ? "true" : "false");
 }
 
 static void summary(struct traffic *t)
