@@ -17,6 +17,13 @@ ONEPIPE=${ONEPIPE:-$TOP/tools/onepipe/onepipe}
 TRAFFIC=${TRAFFIC:-$TOP/tools/traffic/op-traffic}
 CHECK=${CHECK:-$TOP/tools/checker/op-check}
 ONEPIPE_KO=${ONEPIPE_KO:-$TOP/kernel/onepipe.ko}
+# The hosts' transport: udp, or verbs (Soft-RoCE; run-in-vm sets it for
+# SUITE@verbs).  The fabric tool reads ONEPIPE_FABRIC_TRANSPORT.
+OP_TRANSPORT=${OP_TRANSPORT:-udp}
+export ONEPIPE_FABRIC_TRANSPORT=$OP_TRANSPORT
+# What fabric_up calls when the transport is not available here (fabric
+# exit status 4): by default every point is reported as skipped.
+FABRIC_UNAVAILABLE=${FABRIC_UNAVAILABLE:-tap_skip_all}
 
 SCENARIO=$(basename "$0" .sh)
 WORK=$(mktemp -d "/tmp/op-$SCENARIO.XXXXXX")
@@ -142,6 +149,18 @@ tap_abort()
 		_tap_report fail "${_tap_names[$_tap_next]}" "not run: $reason"
 	done
 	exit 1
+}
+
+# tap_skip_all REASON: the scenario cannot run on this machine (no
+# Soft-RoCE, say): every point not reported yet is a SKIP, never a pass.
+tap_skip_all()
+{
+	diag "skipping: $1"
+	while [ "$_tap_next" -lt "${#_tap_names[@]}" ]; do
+		_tap_next=$((_tap_next + 1))
+		echo "ok $_tap_next - ${_tap_names[$((_tap_next - 1))]} # SKIP $1"
+	done
+	exit 0
 }
 
 # ------------------------------------------------------------- cleanup
@@ -289,13 +308,19 @@ fabric_up()
 	*" --timeout-intervals "*) ;;
 	*) set -- "$@" --timeout-intervals "${OP_TIMEOUT_INTERVALS:-100}" ;;
 	esac
-	if ! timeout 120 "$FABRIC" up "$@" >"$WORK/fabric-up.out" 2>&1; then
+	local rc=0
+	timeout 120 "$FABRIC" up "$@" >"$WORK/fabric-up.out" 2>&1 || rc=$?
+	if [ "$rc" -eq 4 ]; then
+		"$FABRIC_UNAVAILABLE" "$OP_TRANSPORT transport unavailable: $(
+			tail -n 1 "$WORK/fabric-up.out")"
+		return 1
+	elif [ "$rc" -ne 0 ]; then
 		diag "fabric up $* failed:" "$(tail -n 20 "$WORK/fabric-up.out")"
 		return 1
 	fi
 	timeout 30 "$FABRIC" status >"$WORK/fabric-status.out" 2>&1
 	fifo_links || diag "could not set rps_cpus on the fabric's links"
-	step "fabric up $*"
+	step "fabric up $* (transport $OP_TRANSPORT)"
 	return 0
 }
 
@@ -303,19 +328,34 @@ fabric_up()
 # packets a sender transmits from different CPUs (a data packet from a
 # syscall, a beacon from a timer; a switch that migrated) are queued on
 # one CPU's backlog and keep their order: without it a veth is not FIFO
-# on an SMP guest, and 1Pipe assumes FIFO links.  OP_FIFO_LINKS=0 leaves
-# the kernel's default.
+# on an SMP guest, and 1Pipe assumes FIFO links.  A UDP-transport link
+# carries one flow, which RPS keeps on one CPU whatever the mask; a verbs
+# link carries several (one per host pair, plus beacons) that RPS would
+# hash to different CPUs, so each verbs veth gets a single CPU of its
+# own (rotating over the CPUs).  OP_FIFO_LINKS=0 leaves the kernel's
+# default.
 fifo_links()
 {
-	local ns mask
+	local ns all n i=0 q
 	[ "${OP_FIFO_LINKS:-1}" = 1 ] || return 0
-	mask=$(printf '%x' $(((1 << $(nproc)) - 1)))
+	n=$(nproc)
+	all=$(((1 << n) - 1))
+	# The verbs transport's host wires (opvN) live in the initial netns.
+	for q in /sys/class/net/opv*/queues/rx-*/rps_cpus; do
+		[ -e "$q" ] || continue
+		printf '%x\n' $((1 << (i++ % n))) >"$q" || return 1
+	done
 	for ns in $(ip netns list | awk '$1 ~ /^op-/ { print $1 }'); do
 		ip netns exec "$ns" sh -c '
+			i=$3
 			for q in /sys/class/net/*/queues/rx-*/rps_cpus; do
 				case "$q" in */lo/*) continue ;; esac
-				echo "$1" >"$q"
-			done' _ "$mask" || return 1
+				m=$4
+				[ "$1" = verbs ] && m=$((1 << (i % $2)))
+				printf "%x\n" "$m" >"$q" || exit 1
+				i=$((i + 1))
+			done' _ "$OP_TRANSPORT" "$n" "$i" "$all" || return 1
+		i=$((i + 1))
 	done
 }
 
