@@ -6,6 +6,11 @@
 # back.  Network namespaces with a configured host may be deleted while
 # the module is loaded, even under a socket that still has traffic in
 # flight, without leaks (rmmod still works afterwards) or kernel warnings.
+#
+# With OP_TRANSPORT=verbs (module_unload@verbs) the hosts are bound to
+# Soft-RoCE ports instead, so the namespaces that go away unbind RDMA
+# ports, and a last round unloads the module while a host is still bound
+# (the RDMA client's removal takes it down) and deletes the device after.
 source "$(dirname "$0")/lib.sh"
 
 NS1=op-unload-1
@@ -17,12 +22,21 @@ tap_plan "module loaded" "rmmod refused while a socket is open" \
 	"insmod again works" "configured netns deleted cleanly" \
 	"netns deleted under a busy socket" \
 	"rmmod works after the netns churn" "insmod after the churn works" \
-	"kernel log clean"
+	"rmmod with a host up (verbs: bound to an RDMA port)" \
+	"insmod after that works" "kernel log clean"
+
+NS3=op-unload-3
 
 netns_cleanup()
 {
+	local id
 	ip netns del $NS1 2>/dev/null
 	ip netns del $NS2 2>/dev/null
+	ip netns del $NS3 2>/dev/null
+	for id in 7 8 9; do
+		rdma link delete "opmr$id" 2>/dev/null
+		ip link del "opmv$id" 2>/dev/null
+	done
 	load_module 2>/dev/null
 }
 SCENARIO_CLEANUP=netns_cleanup
@@ -35,20 +49,36 @@ family_works()
 	python3 -c 'import socket; socket.socket(23, socket.SOCK_DGRAM, 0).close()'
 }
 
-# mkhost NS ID: netns with a dummy device 10.99.ID.1 and a configured host
-# whose uplink (10.99.ID.2) does not exist: packets just go nowhere.
+# mkhost NS ID: a configured host in a new netns NS whose uplink does
+# not exist, so packets just go nowhere.  UDP: a dummy device 10.99.ID.1,
+# uplink 10.99.ID.2.  Verbs: a veth opmvID in the initial netns (rxe only
+# works there) with the rxe device opmrID, the uplink a static neighbour
+# on the veth's dead end.
 mkhost()
 {
 	local ns=$1 id=$2 out
 	ip netns add "$ns" || return 1
 	ip -n "$ns" link set lo up
-	ip -n "$ns" link add d0 type dummy || return 1
-	ip -n "$ns" addr add "10.99.$id.1/24" dev d0
-	ip -n "$ns" link set d0 up
-	if ! out=$(ip netns exec "$ns" "$ONEPIPE" host set id "$id" \
-			transport udp local "10.99.$id.1" \
-			uplink "10.99.$id.2" 2>&1); then
-		diag "onepipe host set in $ns: $out"
+	if [ "$OP_TRANSPORT" = verbs ]; then
+		ip link add "opmv$id" type veth peer name "opmp$id" || return 1
+		ip addr add "10.99.$id.1/24" dev "opmv$id"
+		ip link set "opmp$id" up
+		ip link set "opmv$id" up
+		ip neigh replace "10.99.$id.2" lladdr 02:99:00:00:00:02 \
+			dev "opmv$id" nud permanent
+		rdma link add "opmr$id" type rxe netdev "opmv$id" || return 1
+		sleep 1		# the port turns ACTIVE, its GIDs appear
+		set -- host set id "$id" transport verbs dev "opmr$id" \
+			peer 0 gid "::ffff:10.99.$id.2" qpn 1
+	else
+		ip -n "$ns" link add d0 type dummy || return 1
+		ip -n "$ns" addr add "10.99.$id.1/24" dev d0
+		ip -n "$ns" link set d0 up
+		set -- host set id "$id" transport udp local "10.99.$id.1" \
+			uplink "10.99.$id.2"
+	fi
+	if ! out=$(ip netns exec "$ns" "$ONEPIPE" "$@" 2>&1); then
+		diag "onepipe $* in $ns: $out"
 		return 1
 	fi
 	ip netns exec "$ns" "$ONEPIPE" -j host show >"$WORK/$ns.json" 2>&1
@@ -60,6 +90,9 @@ mkhost()
 
 mark=$(dmesg_mark)
 need_tools "$ONEPIPE" "$TRAFFIC"
+if [ "$OP_TRANSPORT" = verbs ] && ! modprobe -q rdma_rxe; then
+	tap_skip_all "verbs transport unavailable: no rdma_rxe (Soft-RoCE)"
+fi
 [ -f "$ONEPIPE_KO" ] || tap_abort "no $ONEPIPE_KO"
 "$FABRIC" down >/dev/null 2>&1	# nothing of the fabric may pin the module
 
@@ -165,6 +198,28 @@ if out=$(load_module 2>&1) && loaded && family_works; then
 	tap_pass "insmod after the churn works"
 else
 	tap_fail "insmod after the churn works" "$out"
+fi
+
+# 6. Unload with a host up and no socket: on verbs the module's RDMA
+# client goes away with the host bound to its port.
+if mkhost $NS3 9; then
+	if out=$(rmmod onepipe 2>&1) && ! loaded; then
+		tap_pass "rmmod with a host up (verbs: bound to an RDMA port)"
+	else
+		tap_fail "rmmod with a host up (verbs: bound to an RDMA port)" \
+			"$out"
+	fi
+else
+	tap_fail "rmmod with a host up (verbs: bound to an RDMA port)" \
+		"could not configure $NS3"
+fi
+ip netns del $NS3 2>/dev/null
+rdma link delete opmr9 2>/dev/null
+ip link del opmv9 2>/dev/null
+if out=$(load_module 2>&1) && loaded && family_works; then
+	tap_pass "insmod after that works"
+else
+	tap_fail "insmod after that works" "$out"
 fi
 
 bad=$(dmesg_bad_since "$mark")
