@@ -13,14 +13,47 @@ source address and port (the address a switch or host expects its peer
 to use, so they reach the parser instead of an unknown-source check).
 --big adds datagrams far above the MTU (normal socket only).
 Prints the number of datagrams sent.
+
+The verbs transport carries each 1Pipe packet as the payload of a RoCEv2
+UD SEND, and nothing listens on UDP 5640.  With --roce the same
+malformed payloads go out as valid RoCEv2 UD SEND Only frames (Ethernet /
+IPv4 / UDP 4791 / BTH opcode 0x64 / DETH, pad count and ICRC as Linux's
+rxe computes them) written whole to an interface with an AF_PACKET
+socket, so that an RDMA device accepts them and hands them to onepipe.ko
+(or a switch in --roce mode parses them):
+
+    garbage.py [--count N] [--seed S] --roce IFACE[,OPTION]... ...
+
+One --roce per target interface (one process serves them all: Python
+starts slowly in the test guest), each with options:
+
+    netns=NS    the interface is in that network namespace (ip netns)
+    watch=IF    count the frames of each category that arrive on IF, in
+                the namespace garbage.py runs in
+    dmac=MAC, src=IP, dst=IP, qpn=N, qkey=K   the frames' addresses
+                (default broadcast, 0.0.0.0, QPN 1, ONEPIPE_VERBS_QKEY)
+    max=N       cut payloads to N bytes (what the receiving QP takes:
+                dev show's mtu; default 1400)
+    bad-keys    after each valid frame, a copy with a wrong ICRC and one
+                with a wrong Q_Key (the receiving rxe must drop both)
+    not-roce    add frames that are not RoCEv2 UD SENDs at all: other
+                EtherTypes and IP protocols, UDP to other ports, other
+                BTH opcodes, broken IPv4 or BTH headers
+
+Prints a line per target: IFACE and NAME=COUNT for good (valid frames),
+short (of which payloads shorter than a 1Pipe header), bad_icrc,
+bad_qkey, other, and with watch= seen_good, seen_bad_icrc, seen_bad_qkey.
 """
 
 import argparse
+import ctypes
+import os
 import random
 import socket
 import struct
 import sys
 import time
+import zlib
 
 HDR = 52
 
@@ -78,6 +111,267 @@ def udp_raw(src, dst, payload):
     return ip + udp + payload
 
 
+# ---- RoCEv2 (verbs transport) ------------------------------------------
+
+ROCE_PORT = 4791
+UD_SEND_ONLY = 0x64
+ETH_P_IP = 0x0800
+ETH_P_ALL = 0x0003
+CLONE_NEWNET = 0x40000000
+# rxe's ICRC seed: a CRC-32 (no final inversion) of 8 bytes of 0xff, the
+# masked LRH of RoCEv1, from ~0.  zlib.crc32() inverts on the way in and
+# out, so continuing from ~seed yields the ICRC (the inverted CRC) as is.
+ICRC_SEED = 0xdebb20e3
+# The UDP source port tells the categories apart on --watch (rxe ignores
+# it; its own are 0xc000 and up, like the switches' beacons).
+SPORT = {"good": 0xbad0, "bad_icrc": 0xbad1, "bad_qkey": 0xbad2}
+
+# A 52-byte UD SEND that rxe sent (userspace/switch/tests/test_roce.c's
+# known answers): icrc() must reproduce its last four bytes.
+RXE_FRAME = bytes.fromhex(
+    "16645cd5cd5d0681ffe1f6ed08004500006808dd400040111a0b0a4d0102"
+    "0a4d0202df9412b7005400006400ffff00000011007aeb07111111110000"
+    "00117b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b"
+    "7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b16267b69")
+
+
+def ip_csum(hdr):
+    s = sum(struct.unpack(">10H", hdr))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def icrc(ip_to_pad):
+    """The ICRC of IPv4 header .. pad: the fields a router may change
+    (TOS, TTL, IPv4 checksum, UDP checksum, the BTH byte after the P_Key)
+    are hashed as all ones.  Goes on the wire little endian."""
+    m = bytearray(ip_to_pad[:40])
+    m[1] = m[8] = m[10] = m[11] = m[26] = m[27] = m[32] = 0xff
+    return zlib.crc32(bytes(m) + ip_to_pad[40:], ~ICRC_SEED & 0xffffffff)
+
+
+def check_icrc():
+    ip = RXE_FRAME[14:-4]
+    want = struct.unpack("<I", RXE_FRAME[-4:])[0]
+    if icrc(ip) != want or zlib.crc32(b"\xff" * 8) != ~ICRC_SEED & 0xffffffff:
+        sys.exit("garbage.py: ICRC does not match rxe's known answer")
+
+
+def ipv4(src, dst, proto, body, ihl=5, frag=0x4000, tos=0x02):
+    """An IPv4 header (ECT(0), DF, TTL 64) in front of body."""
+    opts = b"\x01" * (4 * (ihl - 5))  # NOPs
+    h = bytearray(struct.pack(">BBHHHBBH4s4s", 0x40 | ihl, tos,
+                              4 * ihl + len(body), 0, frag, 64, proto, 0,
+                              src, dst) + opts)
+    h[10:12] = struct.pack(">H", ip_csum(bytes(h[:20])))
+    return bytes(h) + body
+
+
+class Roce:
+    """Frames towards one receiver: MACs, IPv4 addresses, QP and Q_Key."""
+
+    def __init__(self, t, smac):
+        self.dmac = bytes.fromhex(t["dmac"].replace(":", ""))
+        self.smac = smac
+        self.src = socket.inet_aton(t["src"])
+        self.dst = socket.inet_aton(t["dst"])
+        self.qpn = t["qpn"]
+        self.qkey = t["qkey"]
+        self.psn = 0
+
+    def eth(self, etype, body):
+        return self.dmac + self.smac + struct.pack(">H", etype) + body
+
+    def frame(self, payload, sport=SPORT["good"], opcode=UD_SEND_ONLY,
+              qkey=None, icrc_xor=0, tver=0):
+        """A UD SEND Only (or another opcode, BTH + DETH all the same)
+        around payload, padded to 4 bytes, with a correct ICRC unless
+        icrc_xor flips some of its bits."""
+        pad = -len(payload) % 4
+        self.psn = (self.psn + 1) & 0xffffff
+        bth = struct.pack(">BBHII", opcode, pad << 4 | tver, 0xffff,
+                          self.qpn & 0xffffff, self.psn)
+        deth = struct.pack(">II", self.qkey if qkey is None else qkey, 1)
+        rest = bth + deth + payload + bytes(pad)
+        udp = struct.pack(">HHHH", sport, ROCE_PORT, 8 + len(rest) + 4, 0)
+        # IPv4's length counts the ICRC, which the ICRC does not cover
+        ip = ipv4(self.src, self.dst, socket.IPPROTO_UDP,
+                  udp + rest + bytes(4))[:-4]
+        crc = icrc(ip) ^ icrc_xor
+        return self.eth(ETH_P_IP, ip + struct.pack("<I", crc))
+
+    def udp(self, dport, payload):
+        udp = struct.pack(">HHHH", SPORT["good"], dport, 8 + len(payload),
+                          0)
+        return self.eth(ETH_P_IP, ipv4(self.src, self.dst,
+                                       socket.IPPROTO_UDP, udp + payload))
+
+
+def not_roce(rng, r, payload):
+    """Frames that are no RoCEv2 UD SEND Only, one generator per kind;
+    payload() is a malformed 1Pipe packet to put where one could go."""
+    def broken(change):
+        f = bytearray(r.frame(payload()))
+        change(f)
+        f[24:26] = b"\0\0"
+        f[24:26] = struct.pack(">H", ip_csum(bytes(f[14:34])))
+        return bytes(f)
+    return {
+        "ethertype": lambda: r.eth(rng.choice([0x88b5, 0x88b6, 0x9000]),
+                                   rng.randbytes(rng.randrange(46, 1400))),
+        "arp": lambda: r.eth(0x0806, rng.randbytes(28)),
+        "ipv6": lambda: r.eth(0x86dd, rng.randbytes(rng.randrange(40,
+                                                                  400))),
+        "ip_proto": lambda: r.eth(ETH_P_IP, ipv4(r.src, r.dst,
+                                                 rng.choice([1, 6, 47]),
+                                                 rng.randbytes(64))),
+        # the 1Pipe UDP port, and RoCE's neighbours
+        "udp_port": lambda: r.udp(rng.choice([5640, 4790, 4792, 53]),
+                                  payload()),
+        "opcode": lambda: r.frame(payload(), opcode=rng.choice(
+            [0x00, 0x04, 0x0a, 0x65, 0x81, 0xe4])),
+        "bth_version": lambda: r.frame(payload(), tver=rng.choice([1, 15])),
+        "ip_options": lambda: r.eth(ETH_P_IP, ipv4(
+            r.src, r.dst, socket.IPPROTO_UDP,
+            r.frame(payload())[34:], ihl=6)),
+        "ip_fragment": lambda: broken(lambda f: f.__setitem__(
+            slice(20, 22), b"\x20\x00")),
+        # a UDP length that disagrees with IPv4's, or no room for a BTH
+        "udp_len": lambda: broken(lambda f: f.__setitem__(
+            slice(38, 40), struct.pack(">H", rng.randrange(8, 20)))),
+    }
+
+
+def enter_netns(path):
+    """Move this process into the network namespace at path."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(path, os.O_RDONLY)
+    if libc.setns(fd, CLONE_NEWNET):
+        sys.exit("garbage.py: setns %s: %s" %
+                 (path, os.strerror(ctypes.get_errno())))
+    os.close(fd)
+
+
+def packet_socket(ifname, proto=0):
+    """An AF_PACKET socket on ifname; protocol 0 receives nothing."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(proto))
+    if proto:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    s.bind((ifname, proto))
+    return s
+
+
+def watch_count(w, seen):
+    """Count our frames that arrived on the --watch socket, by UDP source
+    port (IPv4 / UDP to 4791 only)."""
+    names = {v: k for k, v in SPORT.items()}
+    w.setblocking(False)
+    while True:
+        try:
+            f, a = w.recvfrom(65536)
+        except BlockingIOError:
+            return
+        if a[2] == socket.PACKET_OUTGOING or len(f) < 38 or \
+           f[12:14] != b"\x08\x00" or f[23] != socket.IPPROTO_UDP:
+            continue
+        sport, dport = struct.unpack(">HH", f[34:38])
+        if dport == ROCE_PORT and sport in names:
+            seen["seen_" + names[sport]] += 1
+
+
+TARGET_KEYS = {"netns": str, "watch": str, "dmac": str, "src": str,
+               "dst": str, "qpn": lambda v: int(v, 0),
+               "qkey": lambda v: int(v, 0), "max": int}
+TARGET_FLAGS = ("bad-keys", "not-roce")
+
+
+def target(spec):
+    """--roce IFACE[,KEY=VALUE|FLAG]... (see the usage above)."""
+    iface, *opts = spec.split(",")
+    t = {"iface": iface, "netns": None, "watch": None,
+         "dmac": "ff:ff:ff:ff:ff:ff", "src": "0.0.0.0", "dst": "0.0.0.0",
+         "qpn": 1, "qkey": 0x0001f1fe, "max": 1400, "bad-keys": False,
+         "not-roce": False}
+    for o in opts:
+        k, eq, v = o.partition("=")
+        if eq and k in TARGET_KEYS:
+            t[k] = TARGET_KEYS[k](v)
+        elif not eq and k in TARGET_FLAGS:
+            t[k] = True
+        else:
+            raise argparse.ArgumentTypeError("bad --roce option " + o)
+    return t
+
+
+def open_target(t, home):
+    """The target's sockets: --watch in our own namespace (home), the
+    one to send with in netns=."""
+    enter_netns(home)
+    t["w"] = packet_socket(t["watch"], ETH_P_ALL) if t["watch"] else None
+    if t["netns"]:
+        enter_netns("/run/netns/" + t["netns"])
+    t["s"] = packet_socket(t["iface"])
+    t["r"] = Roce(t, t["s"].getsockname()[4])  # the interface's MAC
+    t["n"] = dict.fromkeys(["good", "short", "bad_icrc", "bad_qkey",
+                            "other"], 0)
+    if t["w"]:
+        t["n"].update({"seen_" + k: 0 for k in SPORT})
+
+
+def drain(targets):
+    for t in targets:
+        if t["w"]:
+            watch_count(t["w"], t["n"])
+
+
+def roce_send(targets, t, rng, count):
+    """count rounds of every kind towards target t."""
+    gen = kinds(rng, False)
+    r, n = t["r"], t["n"]
+
+    def payload():
+        return rng.choice(list(gen.values()))()[:t["max"]]
+
+    def send(frame, what):
+        t["s"].send(frame)
+        n[what] += 1
+        time.sleep(0.002)  # see main()
+        drain(targets)
+
+    other = not_roce(rng, r, payload) if t["not-roce"] else {}
+    for _ in range(count):
+        for make in gen.values():
+            p = make()[:t["max"]]
+            send(r.frame(p), "good")
+            n["short"] += len(p) < HDR
+            if t["bad-keys"]:
+                send(r.frame(p, SPORT["bad_icrc"],
+                             icrc_xor=1 << rng.randrange(32)), "bad_icrc")
+                send(r.frame(p, SPORT["bad_qkey"],
+                             qkey=t["qkey"] ^ rng.choice([1, 0x10000,
+                                                          0x80000000])),
+                     "bad_qkey")
+        for make in other.values():
+            send(make(), "other")
+
+
+def roce_main(a, rng):
+    check_icrc()
+    home = "/proc/self/ns/net"
+    home_fd = os.open(home, os.O_RDONLY)
+    home = "/proc/self/fd/%d" % home_fd
+    for t in a.roce:
+        open_target(t, home)
+    for t in a.roce:
+        roce_send(a.roce, t, rng, a.count)
+    time.sleep(0.5)
+    drain(a.roce)
+    for t in a.roce:
+        print(t["iface"], " ".join("%s=%d" % kv for kv in t["n"].items()))
+    return 0
+
+
 def addr(s, default_port=5640):
     host, _, port = s.partition(":")
     return (host, int(port) if port else default_port)
@@ -85,14 +379,20 @@ def addr(s, default_port=5640):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--to", required=True)
+    ap.add_argument("--to")
     ap.add_argument("--spoof")
     ap.add_argument("--count", type=int, default=10,
                     help="datagrams per kind")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--big", action="store_true")
+    ap.add_argument("--roce", type=target, action="append",
+                    metavar="IFACE[,OPTION]...")
     a = ap.parse_args()
     rng = random.Random(a.seed)
+    if a.roce:
+        return roce_main(a, rng)
+    if not a.to:
+        ap.error("--to or --roce is required")
     dst = addr(a.to)
     if a.spoof:
         src = addr(a.spoof)
