@@ -419,19 +419,17 @@ static void op_verbs_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	skb = op_verbs_rx_take(vp, rx, wc->byte_len);
 	if (!skb)
 		return;
-	if (unlikely(foreign)) {
-		op_vcount(vp, ONEPIPE_VC_RX_FOREIGN);
-		kfree_skb(skb);
-		return;
-	}
 
 	rcu_read_lock();
 	on = rcu_dereference(vp->on);
-	if (likely(on)) {
-		op_rcv(on, skb, ce);
-	} else {
-		op_vcount(vp, ONEPIPE_VC_RX_DROPS);
+	if (unlikely(!on)) {
+		op_vcount(vp, ONEPIPE_VC_RX_DROPS);	/* no host yet */
 		kfree_skb(skb);
+	} else if (unlikely(foreign)) {
+		op_vcount(vp, ONEPIPE_VC_RX_FOREIGN);
+		kfree_skb(skb);
+	} else {
+		op_rcv(on, skb, ce);
 	}
 	rcu_read_unlock();
 }
