@@ -211,7 +211,9 @@ class OpTrafficTest(unittest.TestCase):
         t0, t1 = ps["recv_pause_start_ns"], ps["recv_pause_end_ns"]
         self.assertGreaterEqual(t0, start_at + 150 * ms)
         self.assertLess(t0, start_at + 400 * ms)
-        self.assertGreaterEqual(t1 - t0, 500 * ms - ms)
+        # The pause is timed on CLOCK_MONOTONIC, its edges are reported
+        # in CLOCK_REALTIME, which NTP may slew by a few percent.
+        self.assertGreaterEqual(t1 - t0, 450 * ms)
         self.assertEqual((ps["received"], os_["received"]), (40, 40))
         self.assertEqual((os_["recv_pause_start_ns"],
                           os_["recv_pause_end_ns"]), (0, 0))
