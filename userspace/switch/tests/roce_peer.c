@@ -106,6 +106,14 @@ static u64 now_ms(void)
 	return (u64)ts.tv_sec * 1000 + (u64)ts.tv_nsec / 1000000;
 }
 
+/* Milliseconds from now until @end (an earlier now_ms() + x), 0 if past. */
+static int ms_left(u64 end)
+{
+	u64 now = now_ms();
+
+	return now < end ? (int)(end - now) : 0;
+}
+
 static void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -494,7 +502,7 @@ static bool next_beacon(int p, int ms, u8 *f, struct roce_ud *ud,
 	u64 end = now_ms() + (u64)ms;
 
 	while (now_ms() < end) {
-		if (!recv_ud(hfd[p], f, (int)(end - now_ms()) + 1, ud))
+		if (!recv_ud(hfd[p], f, ms_left(end), ud))
 			return false;
 		if (is_beacon(ud))
 			return !op_hdr_decode(h, ud->payload, ud->len);
@@ -553,7 +561,7 @@ static size_t next_data(int p, u8 *f, int ms)
 	size_t n;
 
 	while (now_ms() < end) {
-		n = recv_ud(hfd[p], f, (int)(end - now_ms()) + 1, &ud);
+		n = recv_ud(hfd[p], f, ms_left(end), &ud);
 		if (!n)
 			return 0;
 		if (!is_beacon(&ud))
@@ -729,16 +737,24 @@ static void test_busy(void)
 	drain();
 	end = now_ms() + 20 * INTERVAL_MS;
 	while (now_ms() < end) {
+		u64 next = now_ms() + INTERVAL_MS / 4;
+
 		send_frame(hfd[PA], f, n);
 		sent++;
-		while (recv_ud(hfd[PB], g, INTERVAL_MS / 4, &ud)) {
+		/*
+		 * Read until the next send is due, not until b goes quiet:
+		 * b is never quiet for long, it gets a beacon every interval.
+		 */
+		while (recv_ud(hfd[PB], g, ms_left(next), &ud)) {
 			if (is_beacon(&ud))
 				beacons++;
 			else
 				data += !memcmp(f, g, n);
 		}
 	}
-	while (recv_ud(hfd[PB], g, 2 * INTERVAL_MS, &ud))
+	/* The last data frames: give them two intervals. */
+	end = now_ms() + 2 * INTERVAL_MS;
+	while (recv_ud(hfd[PB], g, ms_left(end), &ud))
 		if (!is_beacon(&ud))
 			data += !memcmp(f, g, n);
 	ok(data == sent, "busy port: %u of %u data frames forwarded intact",
@@ -877,7 +893,7 @@ static int run_sniff(char **a)
 	size_t n;
 
 	while (now_ms() < end) {
-		n = recv_ud(fd, f, (int)(end - now_ms()) + 1, &ud);
+		n = recv_ud(fd, f, ms_left(end), &ud);
 		if (!n)
 			break;
 		seen++;
