@@ -10,7 +10,9 @@
 # - h4's host goes down: the device's removal takes it down as `onepipe
 #   host down` would, its messages still waiting for an ACK are notified
 #   with ENETDOWN (ONEPIPE_EE_DOWN), and `onepipe dev show` no longer
-#   lists the device;
+#   lists the device.  netem delays every packet to h4 by ACK_DELAY_MS
+#   so that there are such messages: on a fast machine an ACK otherwise
+#   comes back long before h4's next send, and h4 may have none pending;
 # - the others see h4 vanish: best-effort messages to it time out and are
 #   notified, reliable ones fail with EHOSTUNREACH and the rest of their
 #   scatterings is recalled (rdm_rto_min_ms 50, rdm_retries 4);
@@ -35,6 +37,8 @@ UNPLUG_AFTER_MS=1500
 DG_PORT=1001
 RDM_PORT=2001
 EE_DOWN=5
+# Twice the send interval: h4 always has a few reliable messages in flight.
+ACK_DELAY_MS=40
 # A sender learns that h4 is gone after rdm_retries resends, each after
 # up to the 2 s RTO cap once RTT samples grew under load: ~10 s in which
 # its later messages cannot commit.  A process must outlive that.
@@ -42,6 +46,7 @@ LINGER_MS=15000
 DIAG_KEYS+=" retransmits recalls rx_rdm_msgs"
 
 tap_plan "fabric up 4 hosts 2 tors (verbs)" "SOCK_RDM sysctls set" \
+	"netem delays what goes to h4 by $ACK_DELAY_MS ms" \
 	"rdma link delete of h4's device during the traffic" \
 	"h4's host is down" "h4's device is gone from dev show" \
 	"8 op-traffic processes ran" \
@@ -61,6 +66,10 @@ tap_pass "fabric up 4 hosts 2 tors (verbs)"
 hosts_sysctl net.onepipe.rdm_rto_min_ms=50 net.onepipe.rdm_retries=4 ||
 	tap_abort "cannot set the SOCK_RDM sysctls"
 tap_pass "SOCK_RDM sysctls set"
+
+netem_set h4 --dir down delay "${ACK_DELAY_MS}ms" ||
+	tap_abort "cannot delay h4's incoming packets"
+tap_pass "netem delays what goes to h4 by $ACK_DELAY_MS ms"
 
 dg=()
 rdm=()
