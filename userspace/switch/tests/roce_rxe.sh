@@ -30,6 +30,7 @@ sns=opsw-rxe-s.$$
 work=$(mktemp -d /tmp/opsw-rxe.XXXXXX)
 pp_qkey=0x11111111	# ibv_ud_pingpong's Q_Key
 pids=()
+saved_sysctls=()	# init_net's, as setup() found them
 ntest=0
 nfail=0
 
@@ -62,6 +63,8 @@ cleanup()
 	ip link del oswv1 2>/dev/null
 	ip link del oswv2 2>/dev/null
 	ip netns del "$sns" 2>/dev/null
+	# Leave init_net as it was for the suites that run after this one.
+	[ ${#saved_sysctls[@]} -eq 0 ] || sysctl -qw "${saved_sysctls[@]}"
 	rm -rf "$work"
 }
 
@@ -92,6 +95,8 @@ setup()
 	ip netns add "$sns" || skip "no network namespaces"
 	ip netns exec "$sns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
 		net.ipv6.conf.default.disable_ipv6=1
+	mapfile -t saved_sysctls < <(sysctl net.ipv4.conf.all.accept_local \
+		net.ipv4.conf.all.rp_filter | tr -d ' ')
 	sysctl -qw net.ipv4.conf.all.accept_local=1 \
 		net.ipv4.conf.all.rp_filter=0
 	for n in 1 2; do
