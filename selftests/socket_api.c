@@ -687,13 +687,17 @@ TEST_F(fab, unordered_still_delivers)
 /*
  * A host taken down while a scattering is being built: the call that
  * closes it fails with ENETDOWN, and the messages earlier calls accepted
- * are reported on the error queue rather than vanishing.
+ * are reported on the error queue rather than vanishing.  They were never
+ * stamped: their notifications carry timestamp 0, and ONEPIPE_LAST_TS
+ * still has nothing to name.
  */
 TEST_F(family, scattering_cut_by_host_down)
 {
 	struct sockaddr_onepipe to = op_addr(9, PORT_A);
 	char buf[16];
+	socklen_t len = sizeof(__u64);
 	struct rx r;
+	__u64 ts;
 	int fd, i;
 
 	ASSERT_EQ(0, unshare(CLONE_NEWNET)) TH_LOG("unshare: %s",
@@ -720,9 +724,13 @@ TEST_F(family, scattering_cut_by_host_down)
 		ASSERT_EQ(ENETDOWN, (int)r.err.ee.ee_errno);
 		ASSERT_EQ(ONEPIPE_EE_DOWN, (int)r.err.ee.ee_code);
 		ASSERT_TRUE(same_addr(&to, &r.err.offender));
+		ASSERT_TRUE(r.have_ts);
+		ASSERT_EQ((__u64)0, r.ts);
 	}
 	ASSERT_EQ(-1, recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_ERRQUEUE));
 	ASSERT_EQ(EAGAIN, errno);
+	ASSERT_EQ(-1, getsockopt(fd, SOL_ONEPIPE, ONEPIPE_LAST_TS, &ts, &len));
+	ASSERT_EQ(ENOENT, errno);
 	close(fd);
 }
 

@@ -79,7 +79,9 @@ struct sockaddr_onepipe {
  * Control messages at SOL_ONEPIPE.
  *
  * ONEPIPE_CMSG_TS (__u64): on recvmsg() the message's timestamp; on the
- *	error queue the timestamp of the failed message.
+ *	error queue the timestamp of the failed message, or 0 if it failed
+ *	before its scattering was stamped (the host went down, or memory ran
+ *	out, while the scattering was being built: it never left).
  * ONEPIPE_CMSG_RECVERR (struct onepipe_recverr): on the error queue
  *	(MSG_ERRQUEUE) a send-failure notification.  The data returned with it
  *	is the payload of the failed message.
