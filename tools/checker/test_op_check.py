@@ -211,6 +211,39 @@ class OpCheckTest(unittest.TestCase):
         b = replace("b", "R 300 1:1 1 0 64 50", "R 200 1:1 1 0 64 50")
         self.assert_fails(variant(a=a, b=b), "causality")
 
+    # --- a scattering dropped before it was stamped (ts 0) ---------------
+
+    def test_unstamped_scattering_notified(self):
+        # A's host went down while scat 2 was being built, after A had
+        # delivered ts 200: it is logged and notified with ts 0.
+        a = BASE["a"] + ["S 0 2 2:1,3:1", "E 0 2:1 2 0 100 5",
+                         "E 0 3:1 2 1 100 5"]
+        doc, _ = self.run_check(variant(a=a), "--require-notified",
+                                expect_rc=0)
+        st = doc["checks"]["accounting"]["stats"]
+        self.assertEqual((st["failed"], st["lost"]), (2, 0))
+
+    def test_unstamped_scattering_first_in_run(self):
+        # ts 0 is no timestamp: it must not become the unwrap reference,
+        # or two stamps on either side of 2^47 would seem out of order.
+        lo, hi = TS_MOD // 2 - 10, TS_MOD // 2 + 10
+        logs = {"a": ["P 1 1", "S 0 0 2:1", "E 0 2:1 0 0 100 5",
+                      "S %d 1 2:1" % lo, "S %d 2 2:1" % hi],
+                "b": ["P 2 1", "R %d 1:1 1 0 64 1" % lo,
+                      "R %d 1:1 2 0 64 1" % hi]}
+        self.run_check(logs, "--require-notified", expect_rc=0)
+
+    def test_unstamped_scattering_delivered(self):
+        b = BASE["b"] + ["R 0 1:1 2 0 64 1"]
+        a = BASE["a"] + ["S 0 2 2:1"]
+        doc = self.assert_fails(variant(a=a, b=b), "scattering",
+                                only=False)
+        self.assertIn("never stamped", self.example(doc, "scattering"))
+
+    def test_unstamped_scattering_notified_with_a_ts(self):
+        a = BASE["a"] + ["S 0 2 2:1", "E 400 2:1 2 0 100 5"]
+        self.assert_fails(variant(a=a), "scattering")
+
     # --- (d) integrity ----------------------------------------------------
 
     def test_duplicate(self):

@@ -150,7 +150,7 @@ struct traffic {
 	bool blocked;		/* this wait for POLLOUT was counted */
 	bool defer_ts;		/* SOCK_RDM: S timestamps may come late */
 	struct pend pend;
-	uint64_t prev_ts;	/* timestamp of the last S line logged */
+	uint64_t prev_ts;	/* last timestamp an S line logged, not 0 */
 	bool paused;		/* not reading (--recv-pause-ms) */
 	bool down;		/* --until-down: a send found the host down */
 	uint64_t pause_at;	/* monotonic */
@@ -730,6 +730,12 @@ static int read_last_ts(struct traffic *t, uint64_t *ts)
 	return errno;
 }
 
+/*
+ * The timestamp of the scattering just sent, for its S line.  If
+ * ONEPIPE_LAST_TS did not move, the kernel dropped the scattering before
+ * stamping it (the host went down while it was being built): it is
+ * logged with timestamp 0, as its notifications carry.
+ */
 static uint64_t last_ts(struct traffic *t, uint64_t send_time)
 {
 	uint64_t ts;
@@ -738,6 +744,8 @@ static uint64_t last_ts(struct traffic *t, uint64_t send_time)
 	if (t->o.udp)
 		return send_time;	/* no 1Pipe timestamp: the send time */
 	err = read_last_ts(t, &ts);
+	if (err == ENOENT || (!err && ts == t->prev_ts))
+		return 0;
 	if (err)
 		die("getsockopt(ONEPIPE_LAST_TS): %s", strerror(err));
 	return ts;
@@ -760,7 +768,8 @@ static void log_s(struct traffic *t, uint64_t ts, uint64_t scat_id,
 		  const char *dests)
 {
 	logline(t, "S %" PRIu64 " %" PRIu64 " %s\n", ts, scat_id, dests);
-	t->prev_ts = ts;
+	if (ts)		/* 0: not stamped, ONEPIPE_LAST_TS did not move */
+		t->prev_ts = ts;
 }
 
 /* The S line of scattering @scat_id waits for its timestamp. */
@@ -784,8 +793,8 @@ static void pend_start(struct traffic *t, uint64_t scat_id, char *dests)
 /*
  * The socket is writable: the pending scattering was stamped, and
  * ONEPIPE_LAST_TS is its timestamp -- unless it was dropped unstamped
- * (the host went down), and then LAST_TS did not move and its
- * notifications carry the timestamp the kernel gave it.
+ * (the host went down), and then LAST_TS did not move and it is logged
+ * with timestamp 0, as its notifications carry.
  */
 static void pend_resolve(struct traffic *t)
 {
@@ -798,11 +807,13 @@ static void pend_resolve(struct traffic *t)
 	err = read_last_ts(t, &ts);
 	if (err == EINPROGRESS)
 		return;		/* still waiting */
-	if ((err || ts == t->prev_ts) && p->has_ets)
-		ts = p->ets;
-	else if (err || ts == t->prev_ts)
-		fprintf(stderr, "op-traffic: scattering %" PRIu64
-			": ONEPIPE_LAST_TS did not move\n", p->scat_id);
+	if (err || ts == t->prev_ts) {
+		if (p->has_ets && p->ets)
+			fprintf(stderr, "op-traffic: scattering %" PRIu64
+				": not stamped, but notified with ts %" PRIu64
+				"\n", p->scat_id, p->ets);
+		ts = 0;
+	}
 	p->on = false;
 	log_s(t, ts, p->scat_id, p->dests);
 	free(p->dests);
