@@ -10,10 +10,11 @@ source "$(dirname "$0")/lib.sh"
 NAME=${OP_SOCKET_TESTS:-socket_api}
 BIN=$TOP/selftests/$NAME
 
-# Nothing can run: report every test of the binary as not run.
-no_fabric()
+# every_test WHY RESULT DIRECTIVE: report every test of the binary as one
+# TAP point "RESULT n test # DIRECTIVE", for when none of them can run.
+every_test()
 {
-	local why=$1 n=0 t tests
+	local why=$1 result=$2 directive=$3 n=0 t tests
 	mapfile -t tests < <(sed -nE 's/^TEST_F\((\w+), (\w+)\)$/\1.\2/p' \
 		"$TOP/selftests/$NAME.c")
 	[ ${#tests[@]} -gt 0 ] || tests=("$NAME")
@@ -22,8 +23,14 @@ no_fabric()
 	echo "# $why"
 	for t in "${tests[@]}"; do
 		n=$((n + 1))
-		echo "not ok $n $t # not run: $why"
+		echo "$result $n $t # $directive"
 	done
+}
+
+# Something is broken: every test fails as not run.
+no_fabric()
+{
+	every_test "$1" "not ok" "not run: $1"
 	exit 1
 }
 
@@ -34,16 +41,7 @@ exec 3>&1
 skip_all()
 {
 	exec 1>&3
-	local n=0 t tests
-	mapfile -t tests < <(sed -nE 's/^TEST_F\((\w+), (\w+)\)$/\1.\2/p' \
-		"$TOP/selftests/$NAME.c")
-	echo "TAP version 13"
-	echo "1..${#tests[@]}"
-	echo "# $1"
-	for t in "${tests[@]}"; do
-		n=$((n + 1))
-		echo "ok $n $t # SKIP $1"
-	done
+	every_test "$1" ok "SKIP $1"
 	exit 0
 }
 FABRIC_UNAVAILABLE=skip_all
