@@ -71,26 +71,13 @@ netem_set h4 --dir down delay "${ACK_DELAY_MS}ms" ||
 	tap_abort "cannot delay h4's incoming packets"
 tap_pass "netem delays what goes to h4 by $ACK_DELAY_MS ms"
 
-dg=()
-rdm=()
-for h in 1 2 3 4; do
-	dg+=("$h:$DG_PORT")
-	rdm+=("$h:$RDM_PORT")
-done
-for h in 1 2 3 4; do
-	for type in dgram rdm; do
-		if [ "$type" = dgram ]; then
-			p=$DG_PORT
-			peers=$(peers_except "$h:$p" "${dg[@]}")
-		else
-			p=$RDM_PORT
-			peers=$(peers_except "$h:$p" "${rdm[@]}")
-		fi
-		traffic_start "h$h" "$p" "$WORK/$type-h$h.log" 180 \
-			--type "$type" --peers "$peers" --scatterings "$SCATS" \
-			--fanout 2 --size "$SIZE" --interval-us "$INTERVAL_US" \
-			--linger-ms "$LINGER_MS" --seed 11 --until-down --quiet
-	done
+# One mesh per service: logs $WORK/dgram-hN-1001.log, $WORK/rdm-hN-2001.log.
+declare -A svc_port=([dgram]=$DG_PORT [rdm]=$RDM_PORT)
+for type in dgram rdm; do
+	mesh_eps 4 "${svc_port[$type]}"
+	mesh_start "$type" 180 --type "$type" --scatterings "$SCATS" \
+		--fanout 2 --size "$SIZE" --interval-us "$INTERVAL_US" \
+		--linger-ms "$LINGER_MS" --seed 11 --until-down --quiet
 done
 traffic_go
 sleep_until $(($(round_start_ns) + UNPLUG_AFTER_MS * 1000000))
@@ -121,9 +108,9 @@ check_traffic_ran "8 op-traffic processes ran"
 
 # h4's messages: those not ACKed when the device went were notified DOWN.
 down_notes=$(awk -v c="$EE_DOWN" '$1 == "E" && $7 == c' \
-	"$WORK"/dgram-h4.log "$WORK"/rdm-h4.log | wc -l)
+	"$WORK/dgram-h4-$DG_PORT.log" "$WORK/rdm-h4-$RDM_PORT.log" | wc -l)
 other_codes=$(awk -v c="$EE_DOWN" '$1 == "E" && $7 != c' \
-	"$WORK"/dgram-h4.log "$WORK"/rdm-h4.log | wc -l)
+	"$WORK/dgram-h4-$DG_PORT.log" "$WORK/rdm-h4-$RDM_PORT.log" | wc -l)
 # (Messages that failed earlier, a late ACK say, have other codes; that
 # none is lost unnoticed is op-check --require-notified's to say.)
 if [ "$down_notes" -gt 0 ]; then
@@ -138,18 +125,18 @@ run_check "dgram: op-check --require-notified (all logs)" \
 	--require-notified "$WORK"/dgram-h*.log
 run_check "rdm: op-check --reliable (h1-h3)" --reliable \
 	--unlogged-receivers unknown --ignore-unknown-senders \
-	"$WORK"/rdm-h1.log "$WORK"/rdm-h2.log "$WORK"/rdm-h3.log
+	"$WORK"/rdm-h[123]-"$RDM_PORT".log
 
 # Reliable messages among h1-h3 stamped after the unplug, in scatterings
 # without h4: every one delivered once.
-python3 - "$down_at" "$WORK" >"$WORK/after.out" 2>&1 <<'PY'
+python3 - "$down_at" "$WORK" "$RDM_PORT" >"$WORK/after.out" 2>&1 <<'PY'
 import collections, sys
 
-down_at, work = int(sys.argv[1]), sys.argv[2]
+down_at, work, port = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 M = 1 << 48
 sent, got = [], collections.Counter()
 for h in (1, 2, 3):
-    lines = [ln.split() for ln in open("%s/rdm-h%d.log" % (work, h))]
+    lines = [ln.split() for ln in open("%s/rdm-h%d-%s.log" % (work, h, port))]
     me = "%s:%s" % tuple(lines[0][1:3])
     for f in lines:
         if f[0] == "S":
