@@ -128,8 +128,6 @@ struct pend {
 	bool on;
 	uint64_t scat_id;
 	char *dests;		/* "<dh>:<dp>,..." of the S line */
-	uint64_t ets;		/* ts of a notification for it, if any */
-	bool has_ets;
 	FILE *mem;		/* log lines after the S line */
 	char *buf;
 	size_t len;
@@ -731,24 +729,26 @@ static int read_last_ts(struct traffic *t, uint64_t *ts)
 }
 
 /*
- * The timestamp of the scattering just sent, for its S line.  If
- * ONEPIPE_LAST_TS did not move, the kernel dropped the scattering before
- * stamping it (the host went down while it was being built): it is
- * logged with timestamp 0, as its notifications carry.
+ * The S line's timestamp of the scattering just sent, from what
+ * read_last_ts() gave (@err, @ts).  If ONEPIPE_LAST_TS did not move, the
+ * kernel dropped the scattering before stamping it (the host went down
+ * while it was being built): it is logged with timestamp 0, as its
+ * notifications carry.
  */
+static uint64_t sent_ts(const struct traffic *t, int err, uint64_t ts)
+{
+	return err || ts == t->prev_ts ? 0 : ts;
+}
+
 static uint64_t last_ts(struct traffic *t, uint64_t send_time)
 {
-	uint64_t ts;
+	uint64_t ts = 0;
 	int err;
 
 	if (t->o.udp)
 		return send_time;	/* no 1Pipe timestamp: the send time */
-	err = read_last_ts(t, &ts);
-	if (err == ENOENT || (!err && ts == t->prev_ts))
-		return 0;
-	if (err)
-		die("getsockopt(ONEPIPE_LAST_TS): %s", strerror(err));
-	return ts;
+	err = read_last_ts(t, &ts);	/* not EINPROGRESS: not SOCK_RDM */
+	return sent_ts(t, err, ts);
 }
 
 /* "<dh>:<dp>,..." for messages [from, to) of the scattering being sent. */
@@ -779,7 +779,6 @@ static void pend_start(struct traffic *t, uint64_t scat_id, char *dests)
 
 	p->scat_id = scat_id;
 	p->dests = dests;
-	p->has_ets = false;
 	p->mem = NULL;
 	if (t->log) {
 		p->mem = open_memstream(&p->buf, &p->len);
@@ -793,8 +792,7 @@ static void pend_start(struct traffic *t, uint64_t scat_id, char *dests)
 /*
  * The socket is writable: the pending scattering was stamped, and
  * ONEPIPE_LAST_TS is its timestamp -- unless it was dropped unstamped
- * (the host went down), and then LAST_TS did not move and it is logged
- * with timestamp 0, as its notifications carry.
+ * (the host went down): see sent_ts().
  */
 static void pend_resolve(struct traffic *t)
 {
@@ -807,15 +805,8 @@ static void pend_resolve(struct traffic *t)
 	err = read_last_ts(t, &ts);
 	if (err == EINPROGRESS)
 		return;		/* still waiting */
-	if (err || ts == t->prev_ts) {
-		if (p->has_ets && p->ets)
-			fprintf(stderr, "op-traffic: scattering %" PRIu64
-				": not stamped, but notified with ts %" PRIu64
-				"\n", p->scat_id, p->ets);
-		ts = 0;
-	}
 	p->on = false;
-	log_s(t, ts, p->scat_id, p->dests);
+	log_s(t, sent_ts(t, err, ts), p->scat_id, p->dests);
 	free(p->dests);
 	if (p->mem) {
 		if (fclose(p->mem))
@@ -1133,10 +1124,6 @@ static bool errq_one(struct traffic *t)
 	}
 	if (v != OPT_OK)	/* header still usable: log the E line too */
 		log_bad(t, dst, "errqueue-payload");
-	if (t->pend.on && p.scat_id == t->pend.scat_id) {
-		t->pend.ets = ts;
-		t->pend.has_ets = true;
-	}
 	logline(t, "E %" PRIu64 " %s %" PRIu64 " %" PRIu32 " %" PRIu32 " %u\n",
 		ts, ep_str(t, dst, b, sizeof(b)), p.scat_id, p.idx,
 		e.ee.ee_errno, e.ee.ee_code);
