@@ -345,8 +345,9 @@ fifo_links()
 		[ -e "$q" ] || continue
 		printf '%x\n' $((1 << (i++ % n))) >"$q" || return 1
 	done
+	# The rotation goes on across namespaces: each prints where it ended.
 	for ns in $(ip netns list | awk '$1 ~ /^op-/ { print $1 }'); do
-		ip netns exec "$ns" sh -c '
+		i=$(ip netns exec "$ns" sh -c '
 			i=$3
 			for q in /sys/class/net/*/queues/rx-*/rps_cpus; do
 				case "$q" in */lo/*) continue ;; esac
@@ -354,8 +355,8 @@ fifo_links()
 				[ "$1" = verbs ] && m=$((1 << (i % $2)))
 				printf "%x\n" "$m" >"$q" || exit 1
 				i=$((i + 1))
-			done' _ "$OP_TRANSPORT" "$n" "$i" "$all" || return 1
-		i=$((i + 1))
+			done
+			echo "$i"' _ "$OP_TRANSPORT" "$n" "$i" "$all") || return 1
 	done
 }
 
