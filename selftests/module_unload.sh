@@ -54,6 +54,24 @@ family_works()
 # uplink 10.99.ID.2.  Verbs: a veth opmvID in the initial netns (rxe only
 # works there) with the rxe device opmrID, the uplink a static neighbour
 # on the veth's dead end.
+# rxe_ready DEV IPV4: wait up to 30 s for DEV's port 1 to be ACTIVE with
+# IPV4's RoCE GID; rxe fills its GID table after `rdma link add` returns.
+rxe_ready()
+{
+	local d=/sys/class/infiniband/$1/ports/1 gid deadline=$((SECONDS + 30))
+	# shellcheck disable=SC2086 # the address's four bytes, split
+	gid=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+		${2//./ })
+	until [[ $(cat "$d/state" 2>/dev/null) == *ACTIVE* ]] &&
+		grep -qx "$gid" "$d"/gids/* 2>/dev/null; do
+		if ((SECONDS >= deadline)); then
+			diag "$1: not ACTIVE with GID $gid after 30 s"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
 mkhost()
 {
 	local ns=$1 id=$2 out
@@ -67,7 +85,7 @@ mkhost()
 		ip neigh replace "10.99.$id.2" lladdr 02:99:00:00:00:02 \
 			dev "opmv$id" nud permanent
 		rdma link add "opmr$id" type rxe netdev "opmv$id" || return 1
-		sleep 1		# the port turns ACTIVE, its GIDs appear
+		rxe_ready "opmr$id" "10.99.$id.1" || return 1
 		set -- host set id "$id" transport verbs dev "opmr$id" \
 			peer 0 gid "::ffff:10.99.$id.2" qpn 1
 	else
