@@ -136,7 +136,8 @@ RXE_FRAME = bytes.fromhex(
 
 
 def ip_csum(hdr):
-    s = sum(struct.unpack(">10H", hdr))
+    """The IPv4 header checksum over the whole header, options included."""
+    s = sum(struct.unpack(">%dH" % (len(hdr) // 2), hdr))
     while s >> 16:
         s = (s & 0xffff) + (s >> 16)
     return ~s & 0xffff
@@ -164,7 +165,7 @@ def ipv4(src, dst, proto, body, ihl=5, frag=0x4000, tos=0x02):
     h = bytearray(struct.pack(">BBHHHBBH4s4s", 0x40 | ihl, tos,
                               4 * ihl + len(body), 0, frag, 64, proto, 0,
                               src, dst) + opts)
-    h[10:12] = struct.pack(">H", ip_csum(bytes(h[:20])))
+    h[10:12] = struct.pack(">H", ip_csum(bytes(h)))
     return bytes(h) + body
 
 
