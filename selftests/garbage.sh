@@ -60,9 +60,6 @@ need_module
 need_tools "$FABRIC" "$TRAFFIC" "$CHECK" "$ONEPIPE" "$GARBAGE"
 fabric_up --hosts 4 --tors 2 || tap_abort "fabric up failed"
 tap_pass "fabric up 4 hosts 2 tors"
-if [ "$OP_TRANSPORT" = verbs ]; then
-	need_tools "$(command -v ibv_devinfo || echo ibv_devinfo)"
-fi
 
 # ---------------------------------------------------------------- verbs
 
@@ -193,7 +190,11 @@ verbs_garbage()
 		tap_fail "$V_ARRIVED" "wrong ICRC $seen_i of $bad_i,\
  wrong Q_Key $seen_q of $bad_q"
 	fi
-	grew "$V_QKEY" "$qv0" "$qv1" -ge "$bad_q"
+	if command -v ibv_devinfo >/dev/null; then
+		grew "$V_QKEY" "$qv0" "$qv1" -ge "$bad_q"
+	else
+		tap_skip "$V_QKEY" "no ibv_devinfo (ibverbs-utils) to read it"
+	fi
 	# Every valid frame counted, and not one more: the frames that
 	# differ from them only in the ICRC or the Q_Key, sent in between
 	# on the same wire, never reached the module.
