@@ -32,29 +32,13 @@ need_rdm
 fabric_up --hosts 4 --tors 2 || tap_abort "fabric up failed"
 tap_pass "fabric up 4 hosts 2 tors"
 
-dg=()
-rdm=()
-for h in 1 2 3 4; do
-	dg+=("$h:$DG_PORT")
-	rdm+=("$h:$RDM_PORT")
-done
 snapshot "$WORK/before" hosts
-for h in 1 2 3 4; do
-	for type in dgram rdm; do
-		if [ "$type" = dgram ]; then
-			p=$DG_PORT
-			peers=$(peers_except "$h:$p" "${dg[@]}")
-		else
-			p=$RDM_PORT
-			peers=$(peers_except "$h:$p" "${rdm[@]}")
-		fi
-		log=$WORK/$type-h$h.log
-		traffic_start "h$h" "$p" "$log" 180 --type "$type" \
-			--peers "$peers" --scatterings "$SCATS" --fanout 2 \
-			--size 100 --interval-us "$INTERVAL_US" \
-			--linger-ms 5000 --seed 3 --quiet
-	done
-done
+common=(--scatterings "$SCATS" --fanout 2 --size 100
+	--interval-us "$INTERVAL_US" --linger-ms 5000 --seed 3 --quiet)
+mesh_eps 4 "$DG_PORT"
+mesh_start dgram 180 --type dgram "${common[@]}"
+mesh_eps 4 "$RDM_PORT"
+mesh_start rdm 180 --type rdm "${common[@]}"
 traffic_go
 check_traffic_ran "8 op-traffic processes ran"
 snapshot "$WORK/after" hosts
