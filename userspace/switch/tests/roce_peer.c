@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -390,8 +391,22 @@ static bool stat_str(const char *s, const char *name, const char *kv)
 /* Ask for a fresh stats file (SIGUSR1) and read it. */
 static const char *fresh_stats(void)
 {
+	u64 end = now_ms() + 2000;
+	struct stat st;
+	ino_t old;
+
+	/*
+	 * The switch renames a new file into place, so the inode changes.
+	 * Waiting for that, not for a fixed time: a switch starved of CPU
+	 * took longer than the 30 ms this once slept.
+	 */
+	old = stat(stats_path, &st) ? 0 : st.st_ino;
 	kill(sw_pid, SIGUSR1);
-	sleep_ms(30);
+	do {
+		sleep_ms(2);
+		if (!stat(stats_path, &st) && st.st_ino != old)
+			break;
+	} while (now_ms() < end);
 	return read_stats();
 }
 
@@ -663,7 +678,6 @@ static void test_other(void)
 	};
 	size_t n = make_host(f, &k);
 	size_t bth = ROCE_ETH_LEN + ROCE_IP_LEN + ROCE_UDP_LEN;
-	const char *s;
 
 	drain();
 	memcpy(g, f, n);
@@ -676,16 +690,14 @@ static void test_other(void)
 	memcpy(g, f, n);
 	g[bth] = 0x04;				/* RC SEND Only */
 	send_frame(hfd[PA], g, n);
-	s = fresh_stats();
-	ok(stat_num(s, "a", "rx_other") == 3 &&
-	   stat_num(s, NULL, "rx_other") == 3,
+	ok(wait_stat("a", "rx_other", 3, 1000) &&
+	   stat_num(read_stats(), NULL, "rx_other") == 3,
 	   "ARP, other UDP and an RC SEND are counted in rx_other (%lld)",
-	   stat_num(s, "a", "rx_other"));
+	   stat_num(read_stats(), "a", "rx_other"));
 	/* A UD SEND with something else in it: a malformed 1Pipe packet. */
 	send_frame(hfd[PA], g, make_ud(g, PA, hmac[PB], addr(2, false), 0,
 				       junk, sizeof(junk)));
-	s = fresh_stats();
-	ok(stat_num(s, NULL, "rx_bad") == 1,
+	ok(wait_stat(NULL, "rx_bad", 1, 1000),
 	   "a UD SEND that is not 1Pipe is counted in rx_bad");
 	ok(!next_data(PB, g, 3 * INTERVAL_MS) &&
 	   !next_data(PU, g, INTERVAL_MS), "none of them is forwarded");
@@ -699,15 +711,13 @@ static void test_icrc(void)
 	};
 	u8 f[FRAME_MAX];
 	size_t n = make_host(f, &k);
-	const char *s;
 
 	f[n - 1] ^= 0x55;
 	send_frame(hfd[PA], f, n);
-	s = fresh_stats();
-	ok(stat_num(s, "a", "rx_icrc_bad") == 1 &&
-	   stat_num(s, "a", "register") == 1000,
+	ok(wait_stat("a", "rx_icrc_bad", 1, 1000) &&
+	   stat_num(read_stats(), "a", "register") == 1000,
 	   "a beacon with a bad ICRC is refused (register %lld)",
-	   stat_num(s, "a", "register"));
+	   stat_num(read_stats(), "a", "register"));
 	host_beacon(PA, 3000, 2500);
 	ok(wait_stat("a", "register", 3000, 1000),
 	   "a good one moves the register");
