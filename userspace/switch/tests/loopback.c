@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "wire.h"
 
 #define INTERVAL_MS	20
@@ -50,25 +51,6 @@ static struct sockaddr_in sw_addr;
 static char stats_path[256];
 static char dir[] = "/tmp/onepipe-switch-test.XXXXXX";
 static pid_t sw_pid;
-static unsigned int tests, fails;
-
-static void ok(bool cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	tests++;
-	if (!cond)
-		fails++;
-	printf("%sok %u - ", cond ? "" : "not ", tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
 
 static void bail(const char *msg)
 {
@@ -84,14 +66,6 @@ static u64 now_ns(clockid_t id)
 
 	clock_gettime(id, &ts);
 	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
-}
-
-static void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
 }
 
 static int udp_socket(u16 *port)
@@ -115,16 +89,7 @@ static int udp_socket(u16 *port)
 
 static char *read_stats(void)
 {
-	static char buf[65536];
-	FILE *f = fopen(stats_path, "r");
-	size_t n;
-
-	if (!f)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return buf;
+	return stats_read(stats_path);
 }
 
 /* Number after "key": in @s (the first occurrence), or -1. */
@@ -663,8 +628,7 @@ static void test_ecn(void)
 	send_tos(peer[PU], sent,
 		 make_pkt(sent, OP_PKT_BEACON, 0, 0, 0, true, NOC, NULL),
 		 IPTOS_ECN_CE);
-	sleep_ms(150);		/* the stats file is rewritten every 100 ms */
-	s = read_stats();
+	s = stats_fresh(stats_path, sw_pid);
 	ok(json_num(port_line(s, "a"), "rx_ce") == 1 &&
 	   json_num(port_line(s, "b"), "rx_ce") == 1 &&
 	   json_num(port_line(s, "u"), "rx_ce") == 1 &&
@@ -787,8 +751,7 @@ static void test_stats_and_expiry(void)
 	const char *s;
 	int i;
 
-	sleep_ms(150);		/* the stats file is rewritten every 100 ms */
-	s = read_stats();
+	s = stats_fresh(stats_path, sw_pid);
 	ok(s && json_num(s, "rx_bad") == 1 &&
 	   json_num(s, "rx_unknown_src") == 1 && json_num(s, "no_route") == 1,
 	   "stats: rx_bad 1, rx_unknown_src 1, no_route 1 (%lld %lld %lld)",
@@ -809,7 +772,7 @@ static void test_stats_and_expiry(void)
 
 	/* Everyone silent: links die after the timeout. */
 	sleep_ms((TIMEOUT_IVS + 3) * INTERVAL_MS + 100);
-	s = read_stats();
+	s = stats_fresh(stats_path, sw_pid);
 	for (i = 0; i < NPEER; i++)
 		ok(port_state_is(s, pname[i], "dead") &&
 		   commit_state_is(s, pname[i], "dead"),
@@ -871,8 +834,5 @@ int main(int argc, char **argv)
 	test_exit();
 	unlink(stats_path);
 	rmdir(dir);
-	printf("1..%u\n", tests);
-	if (fails)
-		printf("# %u of %u failed\n", fails, tests);
-	return fails ? 1 : 0;
+	return tap_end();
 }

@@ -46,6 +46,7 @@
 #include <linux/onepipe.h>
 
 #include "roce.h"
+#include "harness.h"
 #include "wire.h"
 
 #define NP		3
@@ -69,25 +70,6 @@ static char dir[] = "/tmp/onepipe-roce-test.XXXXXX";
 static char stats_path[256];
 static pid_t sw_pid;
 static pid_t keepalive;		/* see start_keepalive() */
-static unsigned int tests, fails;
-
-static void ok(bool cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	tests++;
-	if (!cond)
-		fails++;
-	printf("%sok %u - ", cond ? "" : "not ", tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
 
 static void bail(const char *msg)
 {
@@ -99,28 +81,12 @@ static void bail(const char *msg)
 	exit(1);
 }
 
-static u64 now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (u64)ts.tv_sec * 1000 + (u64)ts.tv_nsec / 1000000;
-}
-
 /* Milliseconds from now until @end (an earlier now_ms() + x), 0 if past. */
 static int ms_left(u64 end)
 {
 	u64 now = now_ms();
 
 	return now < end ? (int)(end - now) : 0;
-}
-
-static void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
 }
 
 static u32 ip4(const char *s)
@@ -336,16 +302,7 @@ static void stop_keepalive(void)
 
 static char *read_stats(void)
 {
-	static char buf[65536];
-	FILE *f = fopen(stats_path, "r");
-	size_t n;
-
-	if (!f)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return buf;
+	return stats_read(stats_path);
 }
 
 /* "key":NUMBER in port @name's line (NULL: the top level), or -1. */
@@ -391,23 +348,7 @@ static bool stat_str(const char *s, const char *name, const char *kv)
 /* Ask for a fresh stats file (SIGUSR1) and read it. */
 static const char *fresh_stats(void)
 {
-	u64 end = now_ms() + 2000;
-	struct stat st;
-	ino_t old;
-
-	/*
-	 * The switch renames a new file into place, so the inode changes.
-	 * Waiting for that, not for a fixed time: a switch starved of CPU
-	 * took longer than the 30 ms this once slept.
-	 */
-	old = stat(stats_path, &st) ? 0 : st.st_ino;
-	kill(sw_pid, SIGUSR1);
-	do {
-		sleep_ms(2);
-		if (!stat(stats_path, &st) && st.st_ino != old)
-			break;
-	} while (now_ms() < end);
-	return read_stats();
+	return stats_fresh(stats_path, sw_pid);
 }
 
 /* Wait up to @ms for port @name's @key to be @want. */
@@ -843,10 +784,7 @@ static int run_test(const char *sw, const char *ns)
 	stop_switch();
 	unlink(stats_path);
 	rmdir(dir);
-	printf("1..%u\n", tests);
-	if (fails)
-		printf("# %u of %u failed\n", fails, tests);
-	return fails ? 1 : 0;
+	return tap_end();
 }
 
 /* ---- helpers for the rxe script ---------------------------------------- */
