@@ -92,6 +92,12 @@ static char *read_stats(void)
 	return stats_read(stats_path);
 }
 
+/* Ask for a fresh stats file (SIGUSR1) and read it. */
+static char *fresh_stats(void)
+{
+	return stats_fresh(stats_path, sw_pid);
+}
+
 /* Number after "key": in @s (the first occurrence), or -1. */
 static long long json_num(const char *s, const char *key)
 {
@@ -628,7 +634,7 @@ static void test_ecn(void)
 	send_tos(peer[PU], sent,
 		 make_pkt(sent, OP_PKT_BEACON, 0, 0, 0, true, NOC, NULL),
 		 IPTOS_ECN_CE);
-	s = stats_fresh(stats_path, sw_pid);
+	s = fresh_stats();
 	ok(json_num(port_line(s, "a"), "rx_ce") == 1 &&
 	   json_num(port_line(s, "b"), "rx_ce") == 1 &&
 	   json_num(port_line(s, "u"), "rx_ce") == 1 &&
@@ -751,7 +757,7 @@ static void test_stats_and_expiry(void)
 	const char *s;
 	int i;
 
-	s = stats_fresh(stats_path, sw_pid);
+	s = fresh_stats();
 	ok(s && json_num(s, "rx_bad") == 1 &&
 	   json_num(s, "rx_unknown_src") == 1 && json_num(s, "no_route") == 1,
 	   "stats: rx_bad 1, rx_unknown_src 1, no_route 1 (%lld %lld %lld)",
@@ -772,7 +778,7 @@ static void test_stats_and_expiry(void)
 
 	/* Everyone silent: links die after the timeout. */
 	sleep_ms((TIMEOUT_IVS + 3) * INTERVAL_MS + 100);
-	s = stats_fresh(stats_path, sw_pid);
+	s = fresh_stats();
 	for (i = 0; i < NPEER; i++)
 		ok(port_state_is(s, pname[i], "dead") &&
 		   commit_state_is(s, pname[i], "dead"),
