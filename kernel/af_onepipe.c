@@ -230,18 +230,38 @@ void op_sock_wake_writer(struct sock *sk)
 }
 
 /*
- * A reliable socket has at most one scattering waiting for window: the
- * next one starts only when it is gone, so a process's scatterings are
- * stamped in the order it sent them.  Wait for that (or say EAGAIN).
+ * Whether the socket takes a new scattering now: its send buffer is not
+ * full and, for a reliable socket, its previous scattering has left the
+ * wait for window (a reliable socket has at most one waiting, which keeps
+ * its scatterings stamped in the order it sent them).
  */
-static int op_wait_unqueued(struct sock *sk, long *timeo)
+static bool op_admissible(struct sock *sk)
+{
+	if (op_sk_reliable(sk) && READ_ONCE(op_sk(sk)->waiting))
+		return false;
+	return sk_wmem_alloc_get(sk) < READ_ONCE(sk->sk_sndbuf);
+}
+
+/*
+ * Wait until the socket takes a new scattering, or say why not: EAGAIN
+ * when non-blocking or SO_SNDTIMEO ran out, EINTR / ERESTARTSYS on a
+ * signal.  Space is returned by sock_wfree(), which wakes writers through
+ * sk_write_space() once half the buffer is free; a reliable scattering
+ * leaving the wait wakes them through op_sock_wake_writer().
+ */
+static int op_wait_admission(struct sock *sk, long *timeo)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
-	struct op_sock *os = op_sk(sk);
 	int err = 0;
 
+	if (op_admissible(sk))
+		return 0;
 	add_wait_queue(sk_sleep(sk), &wait);
-	while (READ_ONCE(os->waiting)) {
+	for (;;) {
+		sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
+		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+		if (op_admissible(sk))
+			break;
 		if (!*timeo) {
 			err = -EAGAIN;
 			break;
@@ -250,15 +270,75 @@ static int op_wait_unqueued(struct sock *sk, long *timeo)
 			err = sock_intr_errno(*timeo);
 			break;
 		}
-		sk_wait_event(sk, timeo, !READ_ONCE(os->waiting), &wait);
+		sk_wait_event(sk, timeo, op_admissible(sk), &wait);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
 	return err;
 }
 
+/* A blocking reliable sender returns once its scattering is stamped. */
+static void op_wait_stamped(struct sock *sk, long *timeo)
+{
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	struct op_sock *os = op_sk(sk);
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (READ_ONCE(os->waiting) && *timeo && !signal_pending(current))
+		sk_wait_event(sk, timeo, !READ_ONCE(os->waiting), &wait);
+	remove_wait_queue(sk_sleep(sk), &wait);
+}
+
 #define OP_SEND_FLAGS (MSG_DONTWAIT | MSG_MORE | MSG_BATCH | MSG_NOSIGNAL | \
 		       MSG_EOR | MSG_CMSG_COMPAT)
 
+/*
+ * Everything that can make a message unsendable, checked before it joins
+ * the scattering being built; the destination goes to @dst.
+ */
+static int op_send_check(struct sock *sk, struct msghdr *msg, size_t len,
+			 struct sockaddr_onepipe *dst)
+{
+	struct op_sock *os = op_sk(sk);
+	struct op_net *on = op_net(sock_net(sk));
+	int err;
+
+	if (msg->msg_flags & MSG_OOB)
+		return -EOPNOTSUPP;
+	if (msg->msg_flags & ~OP_SEND_FLAGS)
+		return -EINVAL;
+	if (len > ONEPIPE_MAX_MSG)
+		return -EMSGSIZE;
+	if (msg->msg_name) {
+		err = op_addr_check(on, msg->msg_name, msg->msg_namelen, dst);
+		if (err)
+			return err;
+		if (!dst->sop_port)
+			return -EINVAL;
+	} else if (os->connected) {
+		*dst = os->peer;
+	} else {
+		return -EDESTADDRREQ;
+	}
+	if (!READ_ONCE(on->up))
+		return -ENETDOWN;
+	/* A scattering is sent whole: it must fit the send buffer at once. */
+	if (os->pending_bytes + len > READ_ONCE(sk->sk_sndbuf))
+		return -EMSGSIZE;
+	/* ... and, reliable, fit every destination's window. */
+	if (op_sk_reliable(sk) &&
+	    skb_queue_len(&os->pending) >= (u32)READ_ONCE(on->rdm_window))
+		return -EMSGSIZE;
+	return op_autobind(on, os);
+}
+
+/*
+ * A scattering is admitted whole or not at all (see "Scatterings and
+ * admission" in the uapi header).  Its first message waits for room, the
+ * only point where the caller can still be told that nothing was taken;
+ * the later ones never wait, and may overshoot the send buffer by the one
+ * scattering (itself at most SO_SNDBUF bytes).  Any error refuses the
+ * whole scattering: what earlier calls had accepted is not sent.
+ */
 static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 {
 	struct sock *sk = sock->sk;
@@ -271,62 +351,30 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	long timeo;
 	int err;
 
-	if (msg->msg_flags & MSG_OOB)
-		return -EOPNOTSUPP;
-	if (msg->msg_flags & ~OP_SEND_FLAGS)
-		return -EINVAL;
-	if (len > ONEPIPE_MAX_MSG)
-		return -EMSGSIZE;
-
 	lock_sock(sk);
-	if (msg->msg_name) {
-		err = op_addr_check(on, msg->msg_name, msg->msg_namelen, &dst);
-		if (err)
-			goto out_flush;
-		if (!dst.sop_port) {
-			err = -EINVAL;
-			goto out_flush;
-		}
-	} else if (os->connected) {
-		dst = os->peer;
-	} else {
-		err = -EDESTADDRREQ;
-		goto out_flush;
-	}
-	if (!READ_ONCE(on->up)) {
-		err = -ENETDOWN;
-		goto out_flush;
-	}
-	err = op_autobind(on, os);
+	err = op_send_check(sk, msg, len, &dst);
 	if (err)
-		goto out_flush;
-	/* A scattering is sent whole: it must fit the send buffer at once. */
-	if (os->pending_bytes + len > READ_ONCE(sk->sk_sndbuf)) {
-		err = -EMSGSIZE;
-		goto out_flush;
-	}
+		goto out_abort;
 	timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
-	if (op_sk_reliable(sk)) {
-		/* ... and fit every destination's window. */
-		if (skb_queue_len(&os->pending) >=
-		    (u32)READ_ONCE(on->rdm_window)) {
-			err = -EMSGSIZE;
-			goto out_flush;
-		}
-		if (skb_queue_empty(&os->pending)) {
-			err = op_wait_unqueued(sk, &timeo);
-			if (err)
-				goto out;
-		}
+	if (skb_queue_empty(&os->pending)) {
+		err = op_wait_admission(sk, &timeo);
+		if (err)
+			goto out;
+		/* The host may have gone down while we slept. */
+		err = op_send_check(sk, msg, len, &dst);
+		if (err)
+			goto out;
 	}
 
-	skb = sock_alloc_send_skb(sk, len, msg->msg_flags & MSG_DONTWAIT, &err);
-	if (!skb)
-		goto out_flush;
+	skb = sock_wmalloc(sk, len, 1, sk->sk_allocation);
+	if (!skb) {
+		err = -ENOBUFS;
+		goto out_abort;
+	}
 	err = memcpy_from_msg(skb_put(skb, len), msg, len);
 	if (err) {
 		kfree_skb(skb);
-		goto out_flush;
+		goto out_abort;
 	}
 	cb = OP_MSG_CB(skb);
 	memset(cb, 0, sizeof(*cb));
@@ -345,18 +393,12 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	 * ONEPIPE_LAST_TS names it; it was accepted whatever happens now.
 	 */
 	if (!err && !more && op_sk_reliable(sk))
-		op_wait_unqueued(sk, &timeo);
+		op_wait_stamped(sk, &timeo);
 	release_sock(sk);
 	return err ?: len;
 
-out_flush:
-	/*
-	 * An error ends the scattering being built; what was accepted before
-	 * it goes out, as sendmmsg() reported those messages sent (or, if
-	 * that fails too, is reported on the error queue).
-	 */
-	if (!skb_queue_empty(&os->pending))
-		op_tx_scattering(on, os, false);
+out_abort:
+	op_tx_abort(os, false, err);
 out:
 	release_sock(sk);
 	return err;
@@ -617,9 +659,11 @@ void op_sock_fail(struct sock *sk, struct sk_buff *skb, int code)
 		[ONEPIPE_EE_DOWN] = ENETDOWN,
 		[ONEPIPE_EE_UNREACH] = EHOSTUNREACH,
 		[ONEPIPE_EE_RECALLED] = ECANCELED,
+		[ONEPIPE_EE_ABORTED] = 0,	/* the refusal's, in the cb */
 	};
 	const struct op_msg_cb mcb = *OP_MSG_CB(skb);
 	struct op_err_cb *ecb = OP_ERR_CB(skb);
+	int eno = code == ONEPIPE_EE_ABORTED ? mcb.err : code_errno[code];
 
 	op_count(op_net(sock_net(sk)), ONEPIPE_C_SEND_FAILURES);
 	/*
@@ -631,7 +675,7 @@ void op_sock_fail(struct sock *sk, struct sk_buff *skb, int code)
 		return;
 	}
 	memset(ecb, 0, sizeof(*ecb));
-	ecb->err.ee.ee_errno = code_errno[code];
+	ecb->err.ee.ee_errno = eno;
 	ecb->err.ee.ee_origin = SO_EE_ORIGIN_LOCAL;
 	ecb->err.ee.ee_code = code;
 	ecb->err.ee.ee_info = skb->len;

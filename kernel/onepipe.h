@@ -131,6 +131,8 @@ extern const struct op_transport_ops op_verbs_transport;
  * @next: sequence number of the next message
  * @edge: the receiver's window: messages with seq < @edge may be sent
  * @reserved: credits held by scatterings waiting in op_net.rdm_waitq
+ * @win: the receiver's window in messages, as its ACKs say; 0 until known
+ * @need: scratch for counting a scattering's messages to this peer
  * @blocked_gen: op_net.rdm_gen of the last pump that found no credit here
  * @srtt_us: smoothed ACK round-trip time, 0 until measured
  * @rttvar_us: its mean deviation
@@ -155,6 +157,8 @@ struct op_rdm_tx {
 	u32 next;
 	u32 edge;
 	u32 reserved;
+	u32 win;
+	u32 need;
 	u32 blocked_gen;
 	u32 srtt_us;
 	u32 rttvar_us;
@@ -285,6 +289,7 @@ struct op_net {
 	struct list_head rdm_waitq;	/* tx_lock: op_scat waiting for window */
 	struct list_head rdm_active;	/* tx_lock: peers with reliable msgs out */
 	u32 rdm_gen;			/* tx_lock: pump generation */
+	u32 rdm_win_gen;		/* tx_lock: bumped when a peer's win changes */
 	u32 rdm_unacked;		/* tx_lock: reliable msgs not yet ACKed */
 	u64 rdm_retx_at;		/* tx_lock: next retransmission scan */
 
@@ -329,6 +334,8 @@ struct op_net {
  * @msgs: its messages (op_msg_cb.credited says which hold a credit)
  * @wire: their packets, built already, in @msgs order
  * @missing: messages still without a credit
+ * @win_gen: op_net.rdm_win_gen when the scattering was last checked
+ *	against its receivers' windows
  *
  * Embedded in the socket: a socket has at most one scattering waiting,
  * which keeps its scatterings in the order it sent them.  Under tx_lock.
@@ -338,6 +345,7 @@ struct op_scat {
 	struct sk_buff_head msgs;
 	struct sk_buff_head wire;
 	unsigned int missing;
+	u32 win_gen;
 };
 
 /**
@@ -401,6 +409,7 @@ static inline struct op_sock *op_sk(const struct sock *sk)
  * @state: reliable: enum op_rdm_state
  * @retries: reliable: retransmissions so far (of the message or recall)
  * @credited: reliable: holds a window credit while waiting
+ * @err: ONEPIPE_EE_ABORTED: the errno its notification carries
  *
  * For reliable messages @deadline is the next retransmission.
  */
@@ -418,6 +427,7 @@ struct op_msg_cb {
 	u32 sent_us;
 	u8 retries;
 	u8 credited;
+	u8 err;
 };
 
 /* Where a reliable message is in the two-phase commit (op_msg_cb.state). */
@@ -508,7 +518,7 @@ int op_msg_packets(struct op_net *on, struct sk_buff *msg,
 void op_xmit_msg(struct op_net *on, struct sk_buff *msg,
 		 struct sk_buff_head *wire);
 u64 op_tx_stamp(struct op_net *on, struct op_sock *os);
-void op_tx_drop(struct op_sock *os, bool own, int err);
+void op_tx_abort(struct op_sock *os, bool own, int err);
 int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own);
 void op_ctl_push(struct op_net *on, struct sk_buff_head *ctl,
 		 const struct op_hdr *h);
@@ -523,8 +533,8 @@ void op_tx_fail_all(struct op_net *on, int code);
 void op_tx_forget_sock(struct op_net *on, struct sock *sk);
 
 /* rdm_tx.c: the reliable service, sending half */
-void op_rdm_close_scattering(struct op_net *on, struct op_sock *os,
-			     struct sk_buff_head *wire);
+int op_rdm_close_scattering(struct op_net *on, struct op_sock *os,
+			    struct sk_buff_head *wire);
 void op_rdm_acked(struct op_net *on, const struct op_hdr *h);
 void op_rdm_naked(struct op_net *on, u32 host, u32 seq, u8 code);
 void op_rdm_peer_unreachable(struct op_net *on, u32 host);

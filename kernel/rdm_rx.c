@@ -79,6 +79,8 @@ static void op_rdm_ctl_range(struct op_net *on, struct sk_buff_head *ctl,
 	if (type == OP_PKT_ACK) {
 		p->rrx.adv = op_rdm_edge(on, &p->rrx);
 		h.ts = p->rrx.adv;
+		/* So that a sender never waits for more than we can grant. */
+		h.frag_cnt = op_rdm_rx_window(on);
 		if (p->rrx.ce && code == OP_ACK_RECEIVED) {
 			h.flags |= OP_F_ECE;
 			p->rrx.ce = false;

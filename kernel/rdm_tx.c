@@ -309,52 +309,25 @@ static bool op_rdm_take_credits(struct op_scat *sc, u32 gen)
 	return !sc->missing;
 }
 
-/* Send every waiting scattering that now has all its credits. */
-static void op_rdm_pump(struct op_net *on)
-{
-	struct op_scat *sc, *tmp;
-	u32 gen;
-
-	/* Down: op_rdm_fail_all() is about to fail whatever waits. */
-	if (list_empty(&on->rdm_waitq) || !on->up)
-		return;
-	gen = ++on->rdm_gen;
-	list_for_each_entry_safe(sc, tmp, &on->rdm_waitq, node) {
-		struct op_sock *os = container_of(sc, struct op_sock, scat);
-
-		if (!op_rdm_take_credits(sc, gen))
-			continue;
-		list_del_init(&sc->node);
-		op_rdm_send(on, os);
-		WRITE_ONCE(os->waiting, false);
-		op_sock_wake_writer(&os->sk);
-	}
-}
-
-/**
- * op_rdm_close_scattering() - a reliable scattering is complete
- * @on: this host; tx_lock held, host up
- * @os: the socket (locked), whose pending messages form the scattering;
- *	it has no other scattering waiting
- * @wire: the messages' packets, taken over
- *
- * The scattering goes out now if every destination has window for it,
- * otherwise it waits with what credits it could take; os->waiting says
- * which.
+/*
+ * True if @msgs send more messages to some host than that host's window
+ * (as far as its ACKs told it) can ever hold at once: such a scattering
+ * would wait forever.  Counts in each peer's @need, then clears it.
  */
-void op_rdm_close_scattering(struct op_net *on, struct op_sock *os,
-			     struct sk_buff_head *wire)
+static bool op_rdm_too_big(struct sk_buff_head *msgs)
 {
-	struct op_scat *sc = &os->scat;
+	struct sk_buff *msg;
+	bool big = false;
 
-	skb_queue_splice_tail_init(&os->pending, &sc->msgs);
-	skb_queue_splice_tail_init(wire, &sc->wire);
-	sc->missing = skb_queue_len(&sc->msgs);
-	list_add_tail(&sc->node, &on->rdm_waitq);
-	WRITE_ONCE(os->waiting, true);
-	op_rdm_pump(on);
-	if (os->waiting)
-		op_count(on, ONEPIPE_C_WINDOW_STALLS);
+	skb_queue_walk(msgs, msg) {
+		struct op_rdm_tx *t = &OP_MSG_CB(msg)->peer->rtx;
+
+		if (t->win && ++t->need > t->win)
+			big = true;
+	}
+	skb_queue_walk(msgs, msg)
+		OP_MSG_CB(msg)->peer->rtx.need = 0;
+	return big;
 }
 
 /* Give back the credits of a scattering that will not be sent. */
@@ -370,6 +343,97 @@ static void op_rdm_unqueue(struct op_sock *os, struct sk_buff_head *msgs)
 	skb_queue_splice_tail_init(&sc->msgs, msgs);
 	__skb_queue_purge(&sc->wire);
 	WRITE_ONCE(os->waiting, false);
+}
+
+/*
+ * A receiver's window turned out smaller than what @os's waiting
+ * scattering needs from it: the scattering fails whole, unstamped, with
+ * EMSGSIZE (its messages go on @fail).
+ */
+static void op_rdm_refuse(struct op_sock *os, struct sk_buff_head *fail)
+{
+	struct sk_buff_head msgs;
+	struct sk_buff *msg;
+
+	__skb_queue_head_init(&msgs);
+	op_rdm_unqueue(os, &msgs);
+	skb_queue_walk(&msgs, msg) {
+		OP_MSG_CB(msg)->state = ONEPIPE_EE_ABORTED;
+		OP_MSG_CB(msg)->err = EMSGSIZE;
+	}
+	skb_queue_splice_tail_init(&msgs, fail);
+	op_sock_wake_writer(&os->sk);
+}
+
+/*
+ * Send every waiting scattering that now has all its credits.  With
+ * @fail, also refuse those that some receiver's window, newly learnt,
+ * can never hold.
+ */
+static void op_rdm_pump(struct op_net *on, struct sk_buff_head *fail)
+{
+	struct op_scat *sc, *tmp;
+	u32 gen;
+
+	/* Down: op_rdm_fail_all() is about to fail whatever waits. */
+	if (list_empty(&on->rdm_waitq) || !on->up)
+		return;
+	gen = ++on->rdm_gen;
+	list_for_each_entry_safe(sc, tmp, &on->rdm_waitq, node) {
+		struct op_sock *os = container_of(sc, struct op_sock, scat);
+
+		if (fail && sc->win_gen != on->rdm_win_gen) {
+			sc->win_gen = on->rdm_win_gen;
+			if (op_rdm_too_big(&sc->msgs)) {
+				op_rdm_refuse(os, fail);
+				continue;
+			}
+		}
+		if (!op_rdm_take_credits(sc, gen))
+			continue;
+		list_del_init(&sc->node);
+		op_rdm_send(on, os);
+		WRITE_ONCE(os->waiting, false);
+		op_sock_wake_writer(&os->sk);
+	}
+}
+
+/**
+ * op_rdm_close_scattering() - a reliable scattering is complete
+ * @on: this host; tx_lock held, host up
+ * @os: the socket (locked), whose pending messages form the scattering;
+ *	it has no other scattering waiting
+ * @wire: the messages' packets, taken over unless this fails
+ *
+ * The scattering goes out now if every destination has window for it,
+ * otherwise it waits with what credits it could take; os->waiting says
+ * which.  While it waits, its packets are charged to the socket's send
+ * buffer like its messages.
+ *
+ * Return: 0, or -EMSGSIZE if some receiver's window can never hold it
+ * (nothing is taken over then).
+ */
+int op_rdm_close_scattering(struct op_net *on, struct op_sock *os,
+			    struct sk_buff_head *wire)
+{
+	struct op_scat *sc = &os->scat;
+	struct sk_buff *pkt;
+
+	if (op_rdm_too_big(&os->pending))
+		return -EMSGSIZE;
+	skb_queue_splice_tail_init(&os->pending, &sc->msgs);
+	skb_queue_splice_tail_init(wire, &sc->wire);
+	sc->missing = skb_queue_len(&sc->msgs);
+	sc->win_gen = on->rdm_win_gen;
+	list_add_tail(&sc->node, &on->rdm_waitq);
+	WRITE_ONCE(os->waiting, true);
+	op_rdm_pump(on, NULL);
+	if (!os->waiting)
+		return 0;
+	op_count(on, ONEPIPE_C_WINDOW_STALLS);
+	skb_queue_walk(&sc->wire, pkt)
+		skb_set_owner_w(pkt, &os->sk);
+	return 0;
 }
 
 /*
@@ -563,6 +627,11 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 	spin_lock_bh(&on->tx_lock);
 	if ((s32)(edge - t->edge) > 0)
 		t->edge = edge;
+	/* Its window's size: a scattering needing more from it must fail. */
+	if (h->frag_cnt && h->frag_cnt != t->win) {
+		t->win = h->frag_cnt;
+		on->rdm_win_gen++;
+	}
 	/* A window ACK answers a probe with the receiver's next missing. */
 	if (h->code == OP_ACK_WINDOW && t->sync &&
 	    (s32)(h->seq + 1 - op_rdm_settled(t)) >= 0)
@@ -576,7 +645,7 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 		op_rdm_mark_recalled(on, t, h->seq, h->aux, &fail);
 	}
 	op_rdm_settle(on, &done);
-	op_rdm_pump(on);
+	op_rdm_pump(on, &fail);
 	spin_unlock_bh(&on->tx_lock);
 	op_count_add(on, ONEPIPE_C_ACKED, n);
 	op_rdm_finish(&done, &fail);
@@ -617,7 +686,7 @@ void op_rdm_naked(struct op_net *on, u32 host, u32 seq, u8 code)
 		break;
 	}
 	op_rdm_settle(on, &done);
-	op_rdm_pump(on);
+	op_rdm_pump(on, &fail);
 	spin_unlock_bh(&on->tx_lock);
 	op_rdm_finish(&done, &fail);
 }
@@ -676,7 +745,7 @@ void op_rdm_peer_unreachable(struct op_net *on, u32 host)
 	spin_lock_bh(&on->tx_lock);
 	op_rdm_unreachable_locked(on, p, &fail);
 	op_rdm_settle(on, &done);
-	op_rdm_pump(on);
+	op_rdm_pump(on, &fail);
 	spin_unlock_bh(&on->tx_lock);
 	op_rdm_finish(&done, &fail);
 }
@@ -772,7 +841,7 @@ void op_rdm_tx_tick(struct op_net *on, u64 now)
 		while ((dead = op_rdm_resend_due(on, now)))
 			op_rdm_unreachable_locked(on, dead, &fail);
 	}
-	op_rdm_pump(on);
+	op_rdm_pump(on, &fail);
 	op_rdm_probe(on, now);
 	op_rdm_settle(on, &done);
 out:
@@ -835,7 +904,7 @@ void op_rdm_forget_sock(struct op_net *on, struct op_sock *os)
 	spin_lock_bh(&on->tx_lock);
 	if (os->waiting) {
 		op_rdm_unqueue(os, &gone);
-		op_rdm_pump(on);
+		op_rdm_pump(on, NULL);
 	}
 	spin_unlock_bh(&on->tx_lock);
 	__skb_queue_purge(&gone);

@@ -42,6 +42,11 @@ void op_xmit(struct op_net *on, struct sk_buff *skb)
 		kfree_skb(skb);
 		return;
 	}
+	/*
+	 * A waiting scattering's packets were charged to their socket; on
+	 * the wire they are the transport's.
+	 */
+	skb_orphan(skb);
 	c = op_rdm_commit(on);
 	on->tx_commit = on->tx_commit_valid ? op_ts_max(on->tx_commit, c) : c;
 	on->tx_commit_valid = true;
@@ -158,20 +163,30 @@ u64 op_tx_stamp(struct op_net *on, struct op_sock *os)
 	return ts;
 }
 
-/*
- * A scattering could not be sent.  The caller's own message (the last
- * one, when @own) fails with the call's error; the messages earlier
- * calls accepted are reported on the error queue, as lost messages are.
+/**
+ * op_tx_abort() - refuse a socket's pending scattering as a whole
+ * @os: the socket; its lock is held
+ * @own: the last pending message is the failing call's own, which reports
+ *	the error itself: it is freed
+ * @err: the refusal's error
+ *
+ * Nothing of the scattering was stamped.  The messages earlier calls
+ * accepted come back on the error queue with timestamp 0 and @err, so
+ * that the sender learns that none of them left (sendmmsg() counted them
+ * as sent before a later entry failed).
  */
-void op_tx_drop(struct op_sock *os, bool own, int err)
+void op_tx_abort(struct op_sock *os, bool own, int err)
 {
-	int code = err == -ENETDOWN ? ONEPIPE_EE_DOWN : ONEPIPE_EE_NOBUFS;
+	int code = err == -ENETDOWN ? ONEPIPE_EE_DOWN : ONEPIPE_EE_ABORTED;
 	struct sk_buff *skb;
 
 	if (own)
 		kfree_skb(__skb_dequeue_tail(&os->pending));
-	while ((skb = __skb_dequeue(&os->pending)))
+	while ((skb = __skb_dequeue(&os->pending))) {
+		OP_MSG_CB(skb)->ts = 0;
+		OP_MSG_CB(skb)->err = -err;
 		op_sock_fail(&os->sk, skb, code);
+	}
 	os->pending_bytes = 0;
 }
 
@@ -186,8 +201,10 @@ void op_tx_drop(struct op_sock *os, bool own, int err)
  * reliable ones go through rdm_tx.c, which may have to let the
  * scattering wait for window first.
  *
- * Return: 0, -ENETDOWN if the host is down, -ENOBUFS without memory.  On
- * error nothing is sent: see op_tx_drop() for what the sender hears.
+ * Return: 0, -ENETDOWN if the host is down, -ENOBUFS without memory,
+ * -EMSGSIZE if a reliable receiver's window can never hold the
+ * scattering.  On error nothing is sent: see op_tx_abort() for what the
+ * sender hears.
  */
 int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own)
 {
@@ -211,8 +228,10 @@ int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own)
 		goto out_drop;
 	}
 	if (op_sk_reliable(&os->sk)) {
-		op_rdm_close_scattering(on, os, &wire);
+		err = op_rdm_close_scattering(on, os, &wire);
 		spin_unlock_bh(&on->tx_lock);
+		if (err)
+			goto out_drop;
 		os->pending_bytes = 0;
 		return 0;
 	}
@@ -236,7 +255,7 @@ int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own)
 
 out_drop:
 	__skb_queue_purge(&wire);
-	op_tx_drop(os, own, err);
+	op_tx_abort(os, own, err);
 	return err;
 }
 

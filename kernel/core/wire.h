@@ -21,7 +21,9 @@
  * 52 payload (DATA only)
  *
  * Reliable ACKs also carry the receive window in the ts field: the sender
- * may send reliable messages with seq < ts (mod 2^32).  Switches rewrite
+ * may send reliable messages with seq < ts (mod 2^32); and the window's
+ * size in messages in frag_cnt (0: not said), so that a sender fails a
+ * scattering the window can never hold instead of waiting for it.  Switches rewrite
  * the barrier and commit fields and the flags that say whether they are
  * valid; a reliable DATA packet's ts is never taken as a barrier, since a
  * retransmission keeps its original, possibly old, timestamp.

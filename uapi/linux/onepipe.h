@@ -33,6 +33,34 @@
 #define ONEPIPE_PORT_EPHEMERAL	32768
 
 /*
+ * Scatterings and admission.  The messages of one sendmmsg() call, or of a
+ * chain of sendmsg() calls with MSG_MORE ended by one without it, form one
+ * scattering: one timestamp for all of them.  A scattering is admitted
+ * whole or not at all:
+ *
+ * - Admission is decided at its first message.  The socket takes a new
+ *   scattering while its send buffer is not full (SIOCOUTQ < SO_SNDBUF)
+ *   and, for SOCK_RDM, its previous scattering no longer waits for window.
+ *   Otherwise a non-blocking call fails with EAGAIN and a blocking one
+ *   waits (SO_SNDTIMEO: EAGAIN; a signal: EINTR).  The later messages of an
+ *   admitted scattering never wait and never see EAGAIN.  POLLOUT means the
+ *   next scattering will be admitted.
+ * - A scattering that cannot be sent (a bad address or flag in any
+ *   message, a message above ONEPIPE_MAX_MSG, more bytes than SO_SNDBUF,
+ *   SOCK_RDM: more messages than net.onepipe.rdm_window, host down, no
+ *   memory) fails as a whole before it is stamped.  The failing call
+ *   returns the error; the messages earlier calls (or the earlier entries
+ *   of the same sendmmsg(), which then returns their count) had accepted
+ *   are not sent but returned on the error queue with timestamp 0,
+ *   ee_errno the error and ee_code ONEPIPE_EE_ABORTED (ONEPIPE_EE_DOWN when
+ *   the host went down).  So sendmmsg() returning fewer than vlen means
+ *   nothing of the scattering was sent.
+ * - SOCK_RDM: a scattering with more messages for one host than that
+ *   host's rdm_window grants fails the same way, with EMSGSIZE, once the
+ *   sender learns the receiver's window.
+ */
+
+/*
  * Largest message one sendmsg() may carry.  Messages larger than the path
  * MTU are fragmented and reassembled; above this sendmsg() fails with
  * EMSGSIZE.
@@ -80,8 +108,8 @@ struct sockaddr_onepipe {
  *
  * ONEPIPE_CMSG_TS (__u64): on recvmsg() the message's timestamp; on the
  *	error queue the timestamp of the failed message, or 0 if it failed
- *	before its scattering was stamped (the host went down, or memory ran
- *	out, while the scattering was being built: it never left).
+ *	before its scattering was stamped (the scattering was refused as a
+ *	whole: it never left).
  * ONEPIPE_CMSG_RECVERR (struct onepipe_recverr): on the error queue
  *	(MSG_ERRQUEUE) a send-failure notification.  The data returned with it
  *	is the payload of the failed message.
@@ -99,6 +127,11 @@ enum onepipe_ee_code {
 	ONEPIPE_EE_UNREACH,	/* SOCK_RDM: receiver unreachable (EHOSTUNREACH) */
 	/* SOCK_RDM: another message of the scattering failed (ECANCELED) */
 	ONEPIPE_EE_RECALLED,
+	/*
+	 * The scattering was refused before it was stamped (timestamp 0);
+	 * ee_errno is the refusal's error (see "Scatterings and admission")
+	 */
+	ONEPIPE_EE_ABORTED,
 };
 
 /**
