@@ -230,37 +230,44 @@ void op_sock_wake_writer(struct sock *sk)
 }
 
 /*
- * Whether the socket takes a new scattering now: its send buffer is not
- * full and, for a reliable socket, its previous scattering has left the
- * wait for window (a reliable socket has at most one waiting, which keeps
- * its scatterings stamped in the order it sent them).
+ * Whether the caller may add a message to the socket now: to the
+ * scattering it is building itself, or as the first of a new one when
+ * nobody else is building one, the send buffer is not full and, for a
+ * reliable socket, its previous scattering has left the wait for window
+ * (a reliable socket has at most one waiting, which keeps its scatterings
+ * stamped in the order it sent them).  Socket lock held.
  */
-static bool op_admissible(struct sock *sk)
+static bool op_send_ready(struct sock *sk)
 {
-	if (op_sk_reliable(sk) && READ_ONCE(op_sk(sk)->waiting))
+	struct op_sock *os = op_sk(sk);
+
+	if (!skb_queue_empty(&os->pending))
+		return os->builder == current;
+	if (op_sk_reliable(sk) && READ_ONCE(os->waiting))
 		return false;
 	return sk_wmem_alloc_get(sk) < READ_ONCE(sk->sk_sndbuf);
 }
 
 /*
- * Wait until the socket takes a new scattering, or say why not: EAGAIN
- * when non-blocking or SO_SNDTIMEO ran out, EINTR / ERESTARTSYS on a
- * signal.  Space is returned by sock_wfree(), which wakes writers through
- * sk_write_space() once half the buffer is free; a reliable scattering
- * leaving the wait wakes them through op_sock_wake_writer().
+ * Wait until op_send_ready(), or say why not: EAGAIN when non-blocking or
+ * SO_SNDTIMEO ran out, EINTR / ERESTARTSYS on a signal.  Space is
+ * returned by sock_wfree(), which wakes writers through sk_write_space()
+ * once half the buffer is free; a reliable scattering leaving the wait
+ * and another thread's scattering being closed wake them through
+ * op_sock_wake_writer().
  */
-static int op_wait_admission(struct sock *sk, long *timeo)
+static int op_wait_send_ready(struct sock *sk, long *timeo)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	int err = 0;
 
-	if (op_admissible(sk))
+	if (op_send_ready(sk))
 		return 0;
 	add_wait_queue(sk_sleep(sk), &wait);
 	for (;;) {
 		sk_set_bit(SOCKWQ_ASYNC_NOSPACE, sk);
 		set_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
-		if (op_admissible(sk))
+		if (op_send_ready(sk))
 			break;
 		if (!*timeo) {
 			err = -EAGAIN;
@@ -270,7 +277,7 @@ static int op_wait_admission(struct sock *sk, long *timeo)
 			err = sock_intr_errno(*timeo);
 			break;
 		}
-		sk_wait_event(sk, timeo, op_admissible(sk), &wait);
+		sk_wait_event(sk, timeo, op_send_ready(sk), &wait);
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
 	return err;
@@ -291,15 +298,11 @@ static void op_wait_stamped(struct sock *sk, long *timeo)
 #define OP_SEND_FLAGS (MSG_DONTWAIT | MSG_MORE | MSG_BATCH | MSG_NOSIGNAL | \
 		       MSG_EOR | MSG_CMSG_COMPAT)
 
-/*
- * Everything that can make a message unsendable, checked before it joins
- * the scattering being built; the destination goes to @dst.
- */
-static int op_send_check(struct sock *sk, struct msghdr *msg, size_t len,
-			 struct sockaddr_onepipe *dst)
+/* What makes a message unsendable on its own; its destination to @dst. */
+static int op_msg_check(struct sock *sk, struct msghdr *msg, size_t len,
+			struct sockaddr_onepipe *dst)
 {
 	struct op_sock *os = op_sk(sk);
-	struct op_net *on = op_net(sock_net(sk));
 	int err;
 
 	if (msg->msg_flags & MSG_OOB)
@@ -309,7 +312,8 @@ static int op_send_check(struct sock *sk, struct msghdr *msg, size_t len,
 	if (len > ONEPIPE_MAX_MSG)
 		return -EMSGSIZE;
 	if (msg->msg_name) {
-		err = op_addr_check(on, msg->msg_name, msg->msg_namelen, dst);
+		err = op_addr_check(op_net(sock_net(sk)), msg->msg_name,
+				    msg->msg_namelen, dst);
 		if (err)
 			return err;
 		if (!dst->sop_port)
@@ -319,6 +323,15 @@ static int op_send_check(struct sock *sk, struct msghdr *msg, size_t len,
 	} else {
 		return -EDESTADDRREQ;
 	}
+	return 0;
+}
+
+/* What makes the scattering unsendable once the message joins it. */
+static int op_scat_check(struct sock *sk, size_t len)
+{
+	struct op_sock *os = op_sk(sk);
+	struct op_net *on = op_net(sock_net(sk));
+
 	if (!READ_ONCE(on->up))
 		return -ENETDOWN;
 	/* A scattering is sent whole: it must fit the send buffer at once. */
@@ -338,6 +351,11 @@ static int op_send_check(struct sock *sk, struct msghdr *msg, size_t len,
  * the later ones never wait, and may overshoot the send buffer by the one
  * scattering (itself at most SO_SNDBUF bytes).  Any error refuses the
  * whole scattering: what earlier calls had accepted is not sent.
+ *
+ * The socket lock is dropped between the calls that build a scattering
+ * (sendmmsg() makes one call per message), so the thread building one
+ * owns the socket's sending until it is closed: another thread's
+ * messages wait, and never end up in it.
  */
 static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 {
@@ -348,23 +366,24 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct sockaddr_onepipe dst;
 	struct op_msg_cb *cb;
 	struct sk_buff *skb;
+	bool building;
 	long timeo;
 	int err;
 
 	lock_sock(sk);
-	err = op_send_check(sk, msg, len, &dst);
+	building = !skb_queue_empty(&os->pending) && os->builder == current;
+	err = op_msg_check(sk, msg, len, &dst);
 	if (err)
-		goto out_abort;
+		goto out_refuse;
 	timeo = sock_sndtimeo(sk, msg->msg_flags & MSG_DONTWAIT);
-	if (skb_queue_empty(&os->pending)) {
-		err = op_wait_admission(sk, &timeo);
-		if (err)
-			goto out;
-		/* The host may have gone down while we slept. */
-		err = op_send_check(sk, msg, len, &dst);
+	if (!building) {
+		err = op_wait_send_ready(sk, &timeo);
 		if (err)
 			goto out;
 	}
+	err = op_scat_check(sk, len);
+	if (err)
+		goto out_abort;
 
 	skb = sock_wmalloc(sk, len, 1, sk->sk_allocation);
 	if (!skb) {
@@ -386,19 +405,34 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		cb->flags |= OP_F_RELIABLE;
 	__skb_queue_tail(&os->pending, skb);
 	os->pending_bytes += len;
+	os->builder = current;
+	if (more) {
+		release_sock(sk);
+		return len;
+	}
 
-	err = more ? 0 : op_tx_scattering(on, os, true);
+	err = op_tx_scattering(on, os, true);
+	/* Threads waiting for this scattering to close may go on. */
+	if (building)
+		op_sock_wake_writer(sk);
 	/*
 	 * A blocking sender returns once its scattering is stamped, so that
 	 * ONEPIPE_LAST_TS names it; it was accepted whatever happens now.
 	 */
-	if (!err && !more && op_sk_reliable(sk))
+	if (!err && op_sk_reliable(sk))
 		op_wait_stamped(sk, &timeo);
 	release_sock(sk);
 	return err ?: len;
 
+out_refuse:
+	/* Another thread's scattering is not ours to refuse. */
+	if (!building)
+		goto out;
 out_abort:
-	op_tx_abort(os, false, err);
+	if (!skb_queue_empty(&os->pending)) {
+		op_tx_abort(os, false, err);
+		op_sock_wake_writer(sk);
+	}
 out:
 	release_sock(sk);
 	return err;
