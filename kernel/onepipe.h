@@ -178,6 +178,7 @@ struct op_rdm_tx {
  * @nxt: every message with seq < @nxt has arrived (or was refused)
  * @held: messages arrived but not yet in a socket's receive queue; they
  *	are what the window is charged with
+ * @partials: messages being reassembled; they take window room too
  * @adv: window edge last advertised
  * @seen: ring of OP_RDM_SEEN_BITS: bit seq % OP_RDM_SEEN_BITS is set when
  *	message seq (>= @nxt) has arrived
@@ -199,6 +200,7 @@ struct op_rdm_tx {
 struct op_rdm_rx {
 	u32 nxt;
 	u32 held;
+	u32 partials;
 	u32 adv;
 	DECLARE_BITMAP(seen, OP_RDM_SEEN_BITS);
 	DECLARE_BITMAP(refused, OP_RDM_SEEN_BITS);
@@ -297,7 +299,7 @@ struct op_net {
 	struct op_link uplink;		/* rx_lock: our one input link */
 	struct op_agg agg;		/* rx_lock: its output (delivery) group */
 	struct op_pq pq;		/* rx_lock: the reorder queue */
-	u64 pq_bytes;			/* rx_lock */
+	u64 pq_bytes;			/* rx_lock: best effort's */
 	u64 delivered;			/* rx_lock: delivered below this */
 	u64 rx_max_ts;			/* rx_lock write, READ_ONCE in tx */
 	bool rx_seen;			/* rx_lock write, READ_ONCE in tx */
@@ -572,6 +574,7 @@ void op_rx_msg(struct op_net *on, struct sk_buff *skb,
 void op_rx_frag(struct op_net *on, struct sk_buff *skb,
 		const struct op_hdr *h, struct sk_buff_head *ctl);
 bool op_partial_drop(struct op_net *on, struct op_peer *p, u32 seq, u8 flags);
+bool op_partial_held(struct op_peer *p, u32 seq, u8 flags);
 void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl);
 void op_rx_flush(struct op_net *on);
 

@@ -344,8 +344,9 @@ void op_rdm_rx_msg(struct op_net *on, struct sk_buff *skb,
 
 	/*
 	 * op_rdm_rx_data() created the peer.  No byte cap here: the window
-	 * is the admission control, and refusing a message inside it could
-	 * hold the commit barrier until the sender gives up.
+	 * is the admission control (op_rdm_rx_data() enforced it), and
+	 * refusing a message inside it could hold the commit barrier until
+	 * the sender gives up.
 	 */
 	if (!p) {
 		kfree_skb(skb);
@@ -354,7 +355,6 @@ void op_rdm_rx_msg(struct op_net *on, struct sk_buff *skb,
 	op_rdm_mark_seen(&p->rrx, h->seq);
 	p->rrx.held++;
 	op_rdm_ack_received(on, p, h->seq, ctl);
-	on->pq_bytes += skb->truesize;
 	op_pq_push(&on->rdm_pq, &OP_RX_CB(skb)->node);
 }
 
@@ -437,6 +437,18 @@ void op_rdm_rx_data(struct op_net *on, struct sk_buff *skb,
 	if ((s32)(h->seq - r->nxt) >= OP_RDM_WINDOW_MAX) {
 		/* Beyond any window we granted. */
 		op_count(on, ONEPIPE_C_RX_BAD);
+		goto drop;
+	}
+	/*
+	 * A sender that keeps to the edges we advertise never has more
+	 * than our window held here (arrived or being reassembled, not yet
+	 * taken by a socket); one that does not, or that guessed our window
+	 * before our first ACK, must not make us hold more.  No ACK: it
+	 * sends the message again once the window has room.
+	 */
+	if (r->held + r->partials >= op_rdm_rx_window(on) &&
+	    !(h->frag_cnt > 1 && op_partial_held(p, h->seq, OP_F_RELIABLE))) {
+		op_count(on, ONEPIPE_C_RX_OVERWINDOW);
 		goto drop;
 	}
 	if (on->cagg.valid && op_ts_before(h->ts, on->cdelivered)) {

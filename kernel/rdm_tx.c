@@ -356,6 +356,7 @@ static void op_rdm_refuse(struct op_sock *os, struct sk_buff_head *fail)
 	struct sk_buff *msg;
 
 	__skb_queue_head_init(&msgs);
+	op_count(op_net(sock_net(&os->sk)), ONEPIPE_C_TX_ABORTED);
 	op_rdm_unqueue(os, &msgs);
 	skb_queue_walk(&msgs, msg) {
 		OP_MSG_CB(msg)->state = ONEPIPE_EE_ABORTED;
@@ -625,7 +626,13 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 	__skb_queue_head_init(&fail);
 	t = &p->rtx;
 	spin_lock_bh(&on->tx_lock);
-	if ((s32)(edge - t->edge) > 0)
+	/*
+	 * A receiver that states its window's size enforces the edge: then
+	 * follow it even down (our first guess was our own window, which
+	 * may be larger than its).  Without it, edges only grow, so that a
+	 * reordered ACK cannot take back room.
+	 */
+	if ((s32)(edge - t->edge) > 0 || h->frag_cnt)
 		t->edge = edge;
 	/* Its window's size: a scattering needing more from it must fail. */
 	if (h->frag_cnt && h->frag_cnt != t->win) {

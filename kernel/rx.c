@@ -118,7 +118,9 @@ struct sk_buff *op_rx_take(struct op_net *on, struct op_pq *q, u64 b)
 	if (!n || !op_ts_before(n->ts, b))
 		return NULL;
 	skb = op_rx_node_skb(op_pq_pop(q));
-	on->pq_bytes -= skb->truesize;
+	/* Reliable messages are bounded by their window instead. */
+	if (q == &on->pq)
+		on->pq_bytes -= skb->truesize;
 	return skb;
 }
 
@@ -210,10 +212,27 @@ static struct op_partial *op_partial_find(struct op_peer *p, u32 seq,
 	return NULL;
 }
 
-static void op_partial_free(struct op_net *on, struct op_partial *m)
+/* Whether message @seq of @p is being reassembled. */
+bool op_partial_held(struct op_peer *p, u32 seq, u8 flags)
+{
+	return op_partial_find(p, seq, flags);
+}
+
+/* A partial message leaves: uncharge it from its budget. */
+static void op_partial_uncharge(struct op_net *on, struct op_peer *p,
+				struct op_partial *m, struct sk_buff *skb)
+{
+	if (m->flags & OP_F_RELIABLE)
+		p->rrx.partials--;
+	else
+		on->pq_bytes -= skb->truesize;
+}
+
+static void op_partial_free(struct op_net *on, struct op_peer *p,
+			    struct op_partial *m)
 {
 	list_del(&m->node);
-	on->pq_bytes -= m->skb->truesize;
+	op_partial_uncharge(on, p, m, m->skb);
 	kfree_skb(m->skb);
 	kfree(m);
 }
@@ -232,7 +251,7 @@ bool op_partial_drop(struct op_net *on, struct op_peer *p, u32 seq, u8 flags)
 	struct op_partial *m = op_partial_find(p, seq, flags);
 
 	if (m)
-		op_partial_free(on, m);
+		op_partial_free(on, p, m);
 	return m;
 }
 
@@ -241,7 +260,10 @@ static struct op_partial *op_partial_new(struct op_net *on, struct op_peer *p,
 {
 	struct op_partial *m;
 
-	/* Reliable messages are admitted by their window instead. */
+	/*
+	 * Reliable messages are admitted by their window instead
+	 * (op_rdm_rx_data() checked it).
+	 */
 	if (!(h->flags & OP_F_RELIABLE) &&
 	    on->pq_bytes + h->aux > OP_MAX_PQ_BYTES)
 		return NULL;
@@ -254,7 +276,10 @@ static struct op_partial *op_partial_new(struct op_net *on, struct op_peer *p,
 		return NULL;
 	}
 	skb_put(m->skb, h->aux);
-	on->pq_bytes += m->skb->truesize;
+	if (h->flags & OP_F_RELIABLE)
+		p->rrx.partials++;
+	else
+		on->pq_bytes += m->skb->truesize;
 	m->ts = h->ts;
 	m->born = ktime_get_ns();
 	m->seq = h->seq;
@@ -329,7 +354,7 @@ void op_rx_frag(struct op_net *on, struct sk_buff *skb,
 	off = op_frag_offset(m, h, skb->len);
 	if (off < 0 || skb_copy_bits(skb, 0, m->skb->data + off, skb->len)) {
 		op_count(on, ONEPIPE_C_RX_BAD);
-		op_partial_free(on, m);
+		op_partial_free(on, p, m);
 		goto drop;
 	}
 	__set_bit(h->frag_idx, m->map);
@@ -343,9 +368,9 @@ void op_rx_frag(struct op_net *on, struct sk_buff *skb,
 	msg = m->skb;
 	m->skb = NULL;
 	list_del(&m->node);
+	/* op_rx_msg() charges the whole message again. */
+	op_partial_uncharge(on, p, m, msg);
 	kfree(m);
-	/* op_rx_msg() charges the whole skb again. */
-	on->pq_bytes -= msg->truesize;
 	op_rx_msg(on, msg, h, ctl);
 	return;
 drop:
@@ -512,7 +537,7 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 			op_count(on, ONEPIPE_C_RX_REASM_DROP);
 			if (late)
 				op_nak(on, ctl, p->host, m->seq, OP_NAK_LATE);
-			op_partial_free(on, m);
+			op_partial_free(on, p, m);
 		}
 	}
 	spin_unlock_bh(&on->rx_lock);
@@ -538,7 +563,7 @@ void op_rx_flush(struct op_net *on)
 		struct op_partial *m, *mt;
 
 		list_for_each_entry_safe(m, mt, &p->partial, node)
-			op_partial_free(on, m);
+			op_partial_free(on, p, m);
 		list_del_init(&p->ack_node);
 	}
 	on->pq_bytes = 0;

@@ -180,6 +180,8 @@ void op_tx_abort(struct op_sock *os, bool own, int err)
 	int code = err == -ENETDOWN ? ONEPIPE_EE_DOWN : ONEPIPE_EE_ABORTED;
 	struct sk_buff *skb;
 
+	if (own || !skb_queue_empty(&os->pending))
+		op_count(op_net(sock_net(&os->sk)), ONEPIPE_C_TX_ABORTED);
 	if (own)
 		kfree_skb(__skb_dequeue_tail(&os->pending));
 	while ((skb = __skb_dequeue(&os->pending))) {

@@ -40,6 +40,8 @@ static const char *const counter_names[] = {
 	[ONEPIPE_C_CWND_CUTS]		= "cwnd_cuts",
 	[ONEPIPE_C_RX_RDM_MSGS]		= "rx_rdm_msgs",
 	[ONEPIPE_C_COMMIT_LAG_NS]	= "commit_lag_ns",
+	[ONEPIPE_C_TX_ABORTED]		= "tx_aborted",
+	[ONEPIPE_C_RX_OVERWINDOW]	= "rx_overwindow",
 };
 
 /* A counter added to the uapi must get a name here too. */

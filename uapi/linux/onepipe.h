@@ -249,6 +249,8 @@ enum onepipe_counter {
 	ONEPIPE_C_RX_RDM_MSGS,		/* reliable messages delivered */
 	/* sum over reliable deliveries of (delivery time - message ts) */
 	ONEPIPE_C_COMMIT_LAG_NS,
+	ONEPIPE_C_TX_ABORTED,		/* scatterings refused whole, unstamped */
+	ONEPIPE_C_RX_OVERWINDOW,	/* reliable msgs dropped: window full */
 	__ONEPIPE_C_MAX,
 };
 

@@ -702,7 +702,8 @@ static void test_host_full(void)
 	       "    rx_noport 120 rx_nobufs 130 rx_bad 140 rx_dup 150 rx_reasm_drop 160\n"
 	       "    acked 170 send_failures 180 link_timeouts 190 retransmits 200 recalls 210\n"
 	       "    rx_recalls 220 window_stalls 230 window_probes 240 ecn_marks 250\n"
-	       "    cwnd_cuts 260 rx_rdm_msgs 270 commit_lag_ns 280 counter_40 7\n",
+	       "    cwnd_cuts 260 rx_rdm_msgs 270 commit_lag_ns 280 tx_aborted 290\n"
+	       "    rx_overwindow 300 counter_40 7\n",
 	       "host show: text, every attribute");
 	ok(max_line(s) <= OUT_TEXT_WIDTH, "host show: text fits in %d columns",
 	   OUT_TEXT_WIDTH);
@@ -725,7 +726,8 @@ static void test_host_full(void)
 	       "\"retransmits\":200,\"recalls\":210,\"rx_recalls\":220,"
 	       "\"window_stalls\":230,\"window_probes\":240,"
 	       "\"ecn_marks\":250,\"cwnd_cuts\":260,\"rx_rdm_msgs\":270,"
-	       "\"commit_lag_ns\":280,\"counter_40\":7}}\n",
+	       "\"commit_lag_ns\":280,\"tx_aborted\":290,"
+	       "\"rx_overwindow\":300,\"counter_40\":7}}\n",
 	       "host show: JSON, every attribute");
 	free(s);
 }
