@@ -178,8 +178,10 @@ struct op_rdm_tx {
  * @nxt: every message with seq < @nxt has arrived (or was refused)
  * @held: messages arrived but not yet in a socket's receive queue; they
  *	are what the window is charged with
- * @partials: messages being reassembled; they take window room too
  * @adv: window edge last advertised
+ * @granted: the highest edge ever advertised (or assumed by the sender
+ *	before our first ACK): messages from @granted on are refused, so
+ *	that a sender never makes us hold more than a window
  * @seen: ring of OP_RDM_SEEN_BITS: bit seq % OP_RDM_SEEN_BITS is set when
  *	message seq (>= @nxt) has arrived
  * @refused: ring like @seen: bit seq % OP_RDM_SEEN_BITS is set when message
@@ -200,8 +202,8 @@ struct op_rdm_tx {
 struct op_rdm_rx {
 	u32 nxt;
 	u32 held;
-	u32 partials;
 	u32 adv;
+	u32 granted;
 	DECLARE_BITMAP(seen, OP_RDM_SEEN_BITS);
 	DECLARE_BITMAP(refused, OP_RDM_SEEN_BITS);
 	u32 refused_seq[OP_RDM_REFUSED];
@@ -364,7 +366,8 @@ struct op_scat {
  *	sendmmsg(); protected by the socket lock
  * @pending_bytes: payload bytes in @pending
  * @builder: the task whose calls are building @pending, while it is not
- *	empty; only compared, never dereferenced (socket lock)
+ *	empty; only compared, never dereferenced (socket lock; poll reads
+ *	it locklessly)
  * @scat: SOCK_RDM: the scattering waiting for window, if @waiting
  * @waiting: @scat is on op_net.rdm_waitq (tx_lock; READ_ONCE elsewhere)
  * @backlog: SOCK_RDM: committed messages that did not fit the receive
@@ -574,7 +577,6 @@ void op_rx_msg(struct op_net *on, struct sk_buff *skb,
 void op_rx_frag(struct op_net *on, struct sk_buff *skb,
 		const struct op_hdr *h, struct sk_buff_head *ctl);
 bool op_partial_drop(struct op_net *on, struct op_peer *p, u32 seq, u8 flags);
-bool op_partial_held(struct op_peer *p, u32 seq, u8 flags);
 void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl);
 void op_rx_flush(struct op_net *on);
 

@@ -78,6 +78,8 @@ static void op_rdm_ctl_range(struct op_net *on, struct sk_buff_head *ctl,
 
 	if (type == OP_PKT_ACK) {
 		p->rrx.adv = op_rdm_edge(on, &p->rrx);
+		if ((s32)(p->rrx.adv - p->rrx.granted) > 0)
+			p->rrx.granted = p->rrx.adv;
 		h.ts = p->rrx.adv;
 		/* So that a sender never waits for more than we can grant. */
 		h.frag_cnt = op_rdm_rx_window(on);
@@ -440,14 +442,12 @@ void op_rdm_rx_data(struct op_net *on, struct sk_buff *skb,
 		goto drop;
 	}
 	/*
-	 * A sender that keeps to the edges we advertise never has more
-	 * than our window held here (arrived or being reassembled, not yet
-	 * taken by a socket); one that does not, or that guessed our window
-	 * before our first ACK, must not make us hold more.  No ACK: it
-	 * sends the message again once the window has room.
+	 * Beyond every edge we advertised: a sender that keeps to them
+	 * never gets here, and one that does not (or that guessed our
+	 * window before our first ACK) must not make us hold more than a
+	 * window.  No ACK: it sends the message again once there is room.
 	 */
-	if (r->held + r->partials >= op_rdm_rx_window(on) &&
-	    !(h->frag_cnt > 1 && op_partial_held(p, h->seq, OP_F_RELIABLE))) {
+	if ((s32)(h->seq - r->granted) >= 0) {
 		op_count(on, ONEPIPE_C_RX_OVERWINDOW);
 		goto drop;
 	}

@@ -57,6 +57,7 @@ void op_rdm_peer_init(struct op_net *on, struct op_peer *p)
 	p->rtx.cwnd = p->rtx.edge;
 	p->rtx.alpha = 1024;
 	p->rrx.adv = p->rtx.edge;
+	p->rrx.granted = p->rrx.adv;
 }
 
 /*

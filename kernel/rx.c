@@ -212,27 +212,21 @@ static struct op_partial *op_partial_find(struct op_peer *p, u32 seq,
 	return NULL;
 }
 
-/* Whether message @seq of @p is being reassembled. */
-bool op_partial_held(struct op_peer *p, u32 seq, u8 flags)
+/*
+ * A partial message leaves: uncharge it from the best-effort budget (a
+ * reliable one is bounded by its window instead).
+ */
+static void op_partial_uncharge(struct op_net *on, struct op_partial *m,
+				struct sk_buff *skb)
 {
-	return op_partial_find(p, seq, flags);
-}
-
-/* A partial message leaves: uncharge it from its budget. */
-static void op_partial_uncharge(struct op_net *on, struct op_peer *p,
-				struct op_partial *m, struct sk_buff *skb)
-{
-	if (m->flags & OP_F_RELIABLE)
-		p->rrx.partials--;
-	else
+	if (!(m->flags & OP_F_RELIABLE))
 		on->pq_bytes -= skb->truesize;
 }
 
-static void op_partial_free(struct op_net *on, struct op_peer *p,
-			    struct op_partial *m)
+static void op_partial_free(struct op_net *on, struct op_partial *m)
 {
 	list_del(&m->node);
-	op_partial_uncharge(on, p, m, m->skb);
+	op_partial_uncharge(on, m, m->skb);
 	kfree_skb(m->skb);
 	kfree(m);
 }
@@ -251,7 +245,7 @@ bool op_partial_drop(struct op_net *on, struct op_peer *p, u32 seq, u8 flags)
 	struct op_partial *m = op_partial_find(p, seq, flags);
 
 	if (m)
-		op_partial_free(on, p, m);
+		op_partial_free(on, m);
 	return m;
 }
 
@@ -276,9 +270,7 @@ static struct op_partial *op_partial_new(struct op_net *on, struct op_peer *p,
 		return NULL;
 	}
 	skb_put(m->skb, h->aux);
-	if (h->flags & OP_F_RELIABLE)
-		p->rrx.partials++;
-	else
+	if (!(h->flags & OP_F_RELIABLE))
 		on->pq_bytes += m->skb->truesize;
 	m->ts = h->ts;
 	m->born = ktime_get_ns();
@@ -354,7 +346,7 @@ void op_rx_frag(struct op_net *on, struct sk_buff *skb,
 	off = op_frag_offset(m, h, skb->len);
 	if (off < 0 || skb_copy_bits(skb, 0, m->skb->data + off, skb->len)) {
 		op_count(on, ONEPIPE_C_RX_BAD);
-		op_partial_free(on, p, m);
+		op_partial_free(on, m);
 		goto drop;
 	}
 	__set_bit(h->frag_idx, m->map);
@@ -369,7 +361,7 @@ void op_rx_frag(struct op_net *on, struct sk_buff *skb,
 	m->skb = NULL;
 	list_del(&m->node);
 	/* op_rx_msg() charges the whole message again. */
-	op_partial_uncharge(on, p, m, msg);
+	op_partial_uncharge(on, m, msg);
 	kfree(m);
 	op_rx_msg(on, msg, h, ctl);
 	return;
@@ -537,7 +529,7 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 			op_count(on, ONEPIPE_C_RX_REASM_DROP);
 			if (late)
 				op_nak(on, ctl, p->host, m->seq, OP_NAK_LATE);
-			op_partial_free(on, p, m);
+			op_partial_free(on, m);
 		}
 	}
 	spin_unlock_bh(&on->rx_lock);
@@ -563,7 +555,7 @@ void op_rx_flush(struct op_net *on)
 		struct op_partial *m, *mt;
 
 		list_for_each_entry_safe(m, mt, &p->partial, node)
-			op_partial_free(on, p, m);
+			op_partial_free(on, m);
 		list_del_init(&p->ack_node);
 	}
 	on->pq_bytes = 0;
