@@ -405,7 +405,7 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		cb->flags |= OP_F_RELIABLE;
 	__skb_queue_tail(&os->pending, skb);
 	os->pending_bytes += len;
-	os->builder = current;
+	WRITE_ONCE(os->builder, current);
 	if (more) {
 		release_sock(sk);
 		return len;
@@ -722,13 +722,20 @@ void op_sock_fail(struct sock *sk, struct sk_buff *skb, int code)
 	sock_put(sk);
 }
 
-/* A reliable socket whose scattering waits for window is not writable. */
+/*
+ * Writable means the caller's next scattering is admitted: not while a
+ * reliable scattering waits for window, nor while another thread builds
+ * one (op_sendmsg() wakes pollers when either ends).
+ */
 static __poll_t op_poll(struct file *file, struct socket *sock,
 			poll_table *wait)
 {
 	__poll_t mask = datagram_poll(file, sock, wait);
+	struct op_sock *os = op_sk(sock->sk);
 
-	if (READ_ONCE(op_sk(sock->sk)->waiting))
+	if (READ_ONCE(os->waiting) ||
+	    (!skb_queue_empty_lockless(&os->pending) &&
+	     READ_ONCE(os->builder) != current))
 		mask &= ~(EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
 	return mask;
 }
