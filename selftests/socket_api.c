@@ -6,6 +6,9 @@
  * tests exercise the data path on a one-host fabric: the host sends to
  * itself through a software switch, so every message really goes through
  * the transport, the switch's barrier rewriting and the reorder queue.
+ * They include the admission rule of op_test.h (a scattering is admitted
+ * whole or not at all), with a send buffer full of messages awaiting
+ * their ACK as what keeps a socket from taking the next scattering.
  *
  * Environment:
  *   ONEPIPE_TEST_HOST  host id of the host this binary runs in (set by
@@ -688,8 +691,9 @@ TEST_F(fab, unordered_still_delivers)
  * A host taken down while a scattering is being built: the call that
  * closes it fails with ENETDOWN, and the messages earlier calls accepted
  * are reported on the error queue rather than vanishing.  They were never
- * stamped: their notifications carry timestamp 0, and ONEPIPE_LAST_TS
- * still has nothing to name.
+ * stamped: their notifications carry timestamp 0 (and, unlike the other
+ * refusals, keep ONEPIPE_EE_DOWN), and ONEPIPE_LAST_TS still has nothing
+ * to name.
  */
 TEST_F(family, scattering_cut_by_host_down)
 {
@@ -732,6 +736,178 @@ TEST_F(family, scattering_cut_by_host_down)
 	ASSERT_EQ(-1, getsockopt(fd, SOL_ONEPIPE, ONEPIPE_LAST_TS, &ts, &len));
 	ASSERT_EQ(ENOENT, errno);
 	close(fd);
+}
+
+/* ------------------------------------------------ admission (op_test.h) */
+
+/*
+ * Best effort: a's send buffer full of messages to NOWHERE_HOST, which
+ * keep their charge for HOLD_MS (their ACK never comes); a takes no more.
+ */
+static void adm_fill(struct __test_metadata *_metadata, struct adm *x)
+{
+	struct sockaddr_onepipe nowhere = op_addr(NOWHERE_HOST, PORT_A);
+	int a = x->fd[0], saved = 0, err = 0, i, S;
+	char buf[2000];
+
+	S = set_sndbuf(a, 8192);
+	ASSERT_LT(0, S);
+	memset(buf, 'f', sizeof(buf));
+	ASSERT_EQ(0, op_sysctl("ack_timeout_ms", HOLD_MS, &saved));
+	for (i = 0; i < 1000; i++) {
+		if (op_sendto(a, buf, sizeof(buf), MSG_DONTWAIT, &nowhere) !=
+		    SZ(buf)) {
+			err = errno;
+			break;
+		}
+	}
+	op_sysctl("ack_timeout_ms", saved, NULL);
+	ASSERT_EQ(EAGAIN, err) TH_LOG("filling: %s after %d messages",
+				      strerror(err), i);
+	ASSERT_LT(0, i);
+	ASSERT_LE(S, outq(a)) TH_LOG("EAGAIN with %d of %d bytes charged",
+				     outq(a), S);
+	x->held = 0;
+}
+
+/* The fill's messages time out on their own, HOLD_MS after they left. */
+static const char *adm_release(struct adm *x)
+{
+	(void)x;
+	return NULL;
+}
+
+#define ADM_SELF	{ .fd = self->fd, .addr = self->addr,		\
+			  .fill = adm_fill, .release = adm_release }
+
+TEST_F(fab, refuse_bad_family)
+{
+	NEED_HOST();
+	adm_refuse(_metadata, self->fd, self->addr, BAD_FAMILY);
+}
+
+TEST_F(fab, refuse_short_addrlen)
+{
+	NEED_HOST();
+	adm_refuse(_metadata, self->fd, self->addr, BAD_ADDRLEN);
+}
+
+TEST_F(fab, refuse_port0)
+{
+	NEED_HOST();
+	adm_refuse(_metadata, self->fd, self->addr, BAD_PORT0);
+}
+
+TEST_F(fab, refuse_no_address)
+{
+	NEED_HOST();
+	adm_refuse(_metadata, self->fd, self->addr, BAD_NONAME);
+}
+
+TEST_F(fab, refuse_too_big)
+{
+	NEED_HOST();
+	adm_refuse(_metadata, self->fd, self->addr, BAD_TOO_BIG);
+}
+
+TEST_F(fab, refuse_over_sndbuf)
+{
+	NEED_HOST();
+	adm_refuse_over_sndbuf(_metadata, self->fd, self->addr);
+}
+
+TEST_F(fab, chain_refused_bad_family)
+{
+	NEED_HOST();
+	adm_refuse_chains(_metadata, self->fd, self->addr, BAD_FAMILY);
+}
+
+TEST_F(fab, chain_refused_port0)
+{
+	NEED_HOST();
+	adm_refuse_chains(_metadata, self->fd, self->addr, BAD_PORT0);
+}
+
+TEST_F(fab, chain_refused_too_big)
+{
+	NEED_HOST();
+	adm_refuse_chains(_metadata, self->fd, self->addr, BAD_TOO_BIG);
+}
+
+TEST_F(fab, chain_refused_bad_flags)
+{
+	NEED_HOST();
+	adm_refuse_chains(_metadata, self->fd, self->addr, BAD_FLAGS);
+}
+
+TEST_F(fab, chain_owned_by_its_thread)
+{
+	NEED_HOST();
+	adm_chain_owned(_metadata, self->fd, self->addr);
+}
+
+TEST_F(fab, close_discards_chain)
+{
+	NEED_HOST();
+	adm_close_chain(_metadata, self->fd, self->addr);
+}
+
+TEST_F(fab, overshoot_sendmmsg)
+{
+	NEED_HOST();
+	adm_overshoot(_metadata, self->fd, self->addr, 0);
+}
+
+TEST_F(fab, overshoot_chain)
+{
+	NEED_HOST();
+	adm_overshoot(_metadata, self->fd, self->addr, 1);
+}
+
+TEST_F(fab, full_eagain_whole)
+{
+	struct adm x = ADM_SELF;
+
+	NEED_HOST();
+	adm_eagain(_metadata, &x);
+}
+
+TEST_F(fab, full_blocking_waits)
+{
+	struct adm x = ADM_SELF;
+
+	NEED_HOST();
+	adm_blocking(_metadata, &x);
+}
+
+TEST_F(fab, full_sndtimeo)
+{
+	struct adm x = ADM_SELF;
+
+	NEED_HOST();
+	adm_sndtimeo(_metadata, &x);
+}
+
+TEST_F(fab, full_signal_eintr)
+{
+	struct adm x = ADM_SELF;
+
+	NEED_HOST();
+	adm_signal(_metadata, &x, 0);
+}
+
+TEST_F(fab, full_signal_restart)
+{
+	struct adm x = ADM_SELF;
+
+	NEED_HOST();
+	adm_signal(_metadata, &x, 1);
+}
+
+TEST_F_TIMEOUT(fab, poll_loop_whole, 240)
+{
+	NEED_HOST();
+	adm_poll_loop(_metadata, self->fd, self->addr, 0);
 }
 
 TEST_HARNESS_MAIN

@@ -15,7 +15,8 @@ BIN=$TOP/selftests/$NAME
 every_test()
 {
 	local why=$1 result=$2 directive=$3 n=0 t tests
-	mapfile -t tests < <(sed -nE 's/^TEST_F\((\w+), (\w+)\)$/\1.\2/p' \
+	mapfile -t tests < <(sed -nE \
+		's/^TEST_F(_TIMEOUT)?\((\w+), (\w+)(, [0-9]+)?\)$/\2.\3/p' \
 		"$TOP/selftests/$NAME.c")
 	[ ${#tests[@]} -gt 0 ] || tests=("$NAME")
 	echo "TAP version 13"

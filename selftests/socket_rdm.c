@@ -3,8 +3,10 @@
  * SOCK_RDM, the reliable 1Pipe service, through the socket API: exactly
  * once in order, scatterings that fail as a whole (recall), flow control
  * (a receiver that stops reading stops its sender, which gets EAGAIN and
- * loses nothing), and the service boundary (reliable and best-effort
- * sockets do not take each other's messages).
+ * loses nothing), the service boundary (reliable and best-effort
+ * sockets do not take each other's messages), and the admission rule of
+ * op_test.h, with a scattering waiting for window as what keeps a socket
+ * from taking the next one.
  *
  * Like socket_api, it runs in host h1 of a one-host fabric
  * (ONEPIPE_TEST_HOST=1, see socket_rdm.sh): sockets send to each other
@@ -103,11 +105,16 @@ FIXTURE_SETUP(rdm)
 		TH_LOG("bound sockets: %s", strerror(errno));
 }
 
+/* rdm_retries to put back (see overshoot()), or -1. */
+static int saved_retries = -1;
+
 FIXTURE_TEARDOWN(rdm)
 {
 	op_close3(self->fd);
 	if (self->host)
 		set_window(RDM_WINDOW_DEFAULT);
+	if (saved_retries >= 0)
+		op_sysctl("rdm_retries", saved_retries, NULL);
 }
 
 TEST_F(rdm, round_trip)
@@ -312,24 +319,60 @@ TEST_F(rdm, close_while_waiting)
 	expect_sequence(_metadata, self->b, sent - 1);
 }
 
-/* A scattering must fit the window of every destination at once. */
+/*
+ * A scattering must fit the window of every destination at once: the
+ * MSG_MORE call that adds message rdm_window + 1 fails with EMSGSIZE, and
+ * the chain fails as a whole: the messages it had accepted come back on
+ * the error queue, unstamped, and none is delivered.
+ */
 TEST_F(rdm, scattering_larger_than_window)
 {
-	char buf[32];
+	struct scat s;
+	__u64 prior;
 	int i;
 
 	NEED_HOST();
 	ASSERT_EQ(0, set_window(4));
-	for (i = 0; i < 4; i++) {
-		int len = snprintf(buf, sizeof(buf), "%d", i);
+	prior = adm_prior(_metadata, self->a, self->b, &self->ba);
+	scat_init(&s);
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, scat_add(&s, "win-", i & 1 ? &self->ca : &self->ba,
+				      16));
+	ASSERT_EQ(4, scat_chain(self->a, &s, 0, 1)) TH_LOG("%s",
+							  strerror(errno));
+	ASSERT_EQ(EMSGSIZE, errno) TH_LOG("%s", strerror(errno));
+	expect_aborted(_metadata, self->a, &s, 4, EMSGSIZE);
+	expect_only_marker(_metadata, self->a, self->fd, self->addr, prior);
+	scat_free(&s);
+}
 
-		ASSERT_EQ(len, op_sendto(self->a, buf, len, MSG_MORE,
-					 &self->ba));
-	}
-	ASSERT_EQ(-1, op_sendto(self->a, "4", 1, MSG_MORE, &self->ba));
-	ASSERT_EQ(EMSGSIZE, errno);
-	/* What was accepted went out as a scattering of its own. */
-	expect_messages(_metadata, self->b, 4, 1);
+/* The same with sendmmsg(): it counts the rdm_window entries refused. */
+TEST_F(rdm, refuse_over_window)
+{
+	__u64 prior, ts = 0;
+	struct scat s;
+	int i, r;
+
+	NEED_HOST();
+	ASSERT_EQ(0, set_window(4));
+	prior = adm_prior(_metadata, self->a, self->b, &self->ba);
+	scat_init(&s);
+	for (i = 0; i < 6; i++)
+		ASSERT_EQ(0, scat_add(&s, "win-", i & 1 ? &self->ca : &self->ba,
+				      16));
+	r = scat_send(self->a, &s, 0);
+	ASSERT_EQ(4, r) TH_LOG("6 messages, rdm_window 4: sendmmsg returned "
+			       "%d (%s)", r, strerror(errno));
+	expect_aborted(_metadata, self->a, &s, 4, EMSGSIZE);
+	ASSERT_EQ(0, last_ts(self->a, &ts));
+	ASSERT_EQ(prior, ts);
+	expect_only_marker(_metadata, self->a, self->fd, self->addr, prior);
+	/* Exactly rdm_window messages fit. */
+	s.n = 4;
+	ASSERT_EQ(4, scat_send(self->a, &s, 0)) TH_LOG("%s", strerror(errno));
+	expect_delivered(_metadata, self->a, self->fd, self->addr, &s);
+	s.n = 6;
+	scat_free(&s);
 }
 
 /*
@@ -442,6 +485,201 @@ TEST_F(rdm, always_ordered)
 	ASSERT_EQ(0, getsockopt(self->a, SOL_ONEPIPE, ONEPIPE_ORDERED, &val,
 				&len));
 	ASSERT_EQ(1, val);
+}
+
+/* ------------------------------------------------ admission (op_test.h) */
+
+/*
+ * Reliable: a's previous scattering waits for window (see stall()); a
+ * takes no new one until b reads.
+ */
+static void adm_fill(struct __test_metadata *_metadata, struct adm *x)
+{
+	__u64 ts;
+
+	ASSERT_EQ(0, set_window(4));
+	ASSERT_EQ(0, set_int_opt(x->fd[1], SOL_SOCKET, SO_RCVBUF, 1));
+	ASSERT_EQ(0, set_int_opt(x->fd[0], SOL_SOCKET, SO_SNDBUF, 4 << 20));
+	x->held = send_until_stalled(x->fd[0], &x->addr[1]);
+	ASSERT_LT(0, x->held) TH_LOG("no stall within %d messages",
+				     STALL_MAX);
+	ASSERT_EQ(EINPROGRESS, last_ts(x->fd[0], &ts));
+}
+
+/* b reads what the stall sent ("0", "1", ...), which lets a go. */
+static const char *adm_release(struct adm *x)
+{
+	static char why[128];
+	char buf[32];
+	struct rx r;
+	int i;
+
+	for (i = 0; i < x->held; i++) {
+		ssize_t len = rx_msg_to(x->fd[1], buf, sizeof(buf) - 1, 0, &r,
+					ADM_WAIT_MS);
+
+		if (len <= 0) {
+			snprintf(why, sizeof(why), "b: message %d of the %d "
+				 "the stall sent: %s", i, x->held,
+				 strerror(errno));
+			return why;
+		}
+		buf[len] = '\0';
+		if (atoi(buf) != i) {
+			snprintf(why, sizeof(why), "b: \"%s\" where %d was "
+				 "due", buf, i);
+			return why;
+		}
+	}
+	x->held = 0;
+	return NULL;
+}
+
+#define ADM_SELF	{ .fd = self->fd, .addr = self->addr,		\
+			  .fill = adm_fill, .release = adm_release }
+
+TEST_F(rdm, refuse_bad_family)
+{
+	NEED_HOST();
+	adm_refuse(_metadata, self->fd, self->addr, BAD_FAMILY);
+}
+
+TEST_F(rdm, refuse_short_addrlen)
+{
+	NEED_HOST();
+	adm_refuse(_metadata, self->fd, self->addr, BAD_ADDRLEN);
+}
+
+TEST_F(rdm, refuse_port0)
+{
+	NEED_HOST();
+	adm_refuse(_metadata, self->fd, self->addr, BAD_PORT0);
+}
+
+TEST_F(rdm, refuse_no_address)
+{
+	NEED_HOST();
+	adm_refuse(_metadata, self->fd, self->addr, BAD_NONAME);
+}
+
+TEST_F(rdm, refuse_too_big)
+{
+	NEED_HOST();
+	adm_refuse(_metadata, self->fd, self->addr, BAD_TOO_BIG);
+}
+
+TEST_F(rdm, refuse_over_sndbuf)
+{
+	NEED_HOST();
+	adm_refuse_over_sndbuf(_metadata, self->fd, self->addr);
+}
+
+TEST_F(rdm, chain_refused_bad_family)
+{
+	NEED_HOST();
+	adm_refuse_chains(_metadata, self->fd, self->addr, BAD_FAMILY);
+}
+
+TEST_F(rdm, chain_refused_port0)
+{
+	NEED_HOST();
+	adm_refuse_chains(_metadata, self->fd, self->addr, BAD_PORT0);
+}
+
+TEST_F(rdm, chain_refused_too_big)
+{
+	NEED_HOST();
+	adm_refuse_chains(_metadata, self->fd, self->addr, BAD_TOO_BIG);
+}
+
+TEST_F(rdm, chain_refused_bad_flags)
+{
+	NEED_HOST();
+	adm_refuse_chains(_metadata, self->fd, self->addr, BAD_FLAGS);
+}
+
+TEST_F(rdm, chain_owned_by_its_thread)
+{
+	NEED_HOST();
+	adm_chain_owned(_metadata, self->fd, self->addr);
+}
+
+TEST_F(rdm, close_discards_chain)
+{
+	NEED_HOST();
+	adm_close_chain(_metadata, self->fd, self->addr);
+}
+
+/*
+ * The fill's reliable messages to NOWHERE_HOST hold the commit barrier
+ * back until they are declared unreachable; three resends (about 3 s)
+ * instead of rdm_retries' default keep that short.
+ */
+static void overshoot(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(rdm) *self, int chain)
+{
+	ASSERT_EQ(0, op_sysctl("rdm_retries", 3, &saved_retries));
+	adm_overshoot(_metadata, self->fd, self->addr, chain);
+	ASSERT_EQ(0, op_sysctl("rdm_retries", saved_retries, NULL));
+	saved_retries = -1;
+}
+
+TEST_F_TIMEOUT(rdm, overshoot_sendmmsg, 90)
+{
+	NEED_HOST();
+	overshoot(_metadata, self, 0);
+}
+
+TEST_F_TIMEOUT(rdm, overshoot_chain, 90)
+{
+	NEED_HOST();
+	overshoot(_metadata, self, 1);
+}
+
+TEST_F(rdm, full_eagain_whole)
+{
+	struct adm x = ADM_SELF;
+
+	NEED_HOST();
+	adm_eagain(_metadata, &x);
+}
+
+TEST_F(rdm, full_blocking_waits)
+{
+	struct adm x = ADM_SELF;
+
+	NEED_HOST();
+	adm_blocking(_metadata, &x);
+}
+
+TEST_F(rdm, full_sndtimeo)
+{
+	struct adm x = ADM_SELF;
+
+	NEED_HOST();
+	adm_sndtimeo(_metadata, &x);
+}
+
+TEST_F(rdm, full_signal_eintr)
+{
+	struct adm x = ADM_SELF;
+
+	NEED_HOST();
+	adm_signal(_metadata, &x, 0);
+}
+
+TEST_F(rdm, full_signal_restart)
+{
+	struct adm x = ADM_SELF;
+
+	NEED_HOST();
+	adm_signal(_metadata, &x, 1);
+}
+
+TEST_F_TIMEOUT(rdm, poll_loop_whole, 240)
+{
+	NEED_HOST();
+	adm_poll_loop(_metadata, self->fd, self->addr, 1);
 }
 
 TEST_HARNESS_MAIN
