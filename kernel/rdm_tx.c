@@ -627,6 +627,7 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 	__skb_queue_head_init(&fail);
 	t = &p->rtx;
 	spin_lock_bh(&on->tx_lock);
+	t->heard_ns = ktime_get_ns();
 	/*
 	 * A receiver that states its window's size enforces the edge: then
 	 * follow it even down (our first guess was our own window, which
@@ -777,6 +778,19 @@ static struct op_peer *op_rdm_resend_due(struct op_net *on, u64 now)
 			if (cb->state == OP_RDM_ACKED ||
 			    (s64)(now - cb->deadline) < 0)
 				continue;
+			/*
+			 * Past the edge of a receiver that answers (probes
+			 * keep asking): it dropped the message for want of
+			 * window, our first guess of its window being too
+			 * large.  Waiting for room is no failure: no resend,
+			 * no retry spent, until the edge passes it.
+			 */
+			if (cb->state == OP_RDM_SENT &&
+			    (s32)(cb->seq - t->edge) >= 0 &&
+			    now - t->heard_ns < 2 * OP_RDM_RTO_MAX_NS) {
+				cb->deadline = now + op_rdm_rto(on, t);
+				continue;
+			}
 			if (cb->retries >= budget)
 				return container_of(t, struct op_peer, rtx);
 			/* One doubling per scan, however many timed out. */
@@ -816,8 +830,12 @@ static void op_rdm_probe(struct op_net *on, u64 now)
 			.seq = op_rdm_settled(t),
 		};
 
-		if ((!t->sync && (t->blocked_gen != on->rdm_gen ||
-				  list_empty(&on->rdm_waitq))) ||
+		/* Sent past the edge: op_rdm_resend_due() waits for room. */
+		bool beyond = (s32)(t->next - t->edge) > 0;
+
+		if ((!t->sync && !beyond &&
+		     (t->blocked_gen != on->rdm_gen ||
+		      list_empty(&on->rdm_waitq))) ||
 		    (s64)(now - t->probe_at) < 0)
 			continue;
 		t->probe_at = now + op_rdm_rto(on, t);
