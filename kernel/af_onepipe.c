@@ -208,6 +208,20 @@ static void op_pending_purge(struct op_sock *os)
 	os->pending_bytes = 0;
 }
 
+/* The scattering being built is gone: sent, refused or dropped. */
+static void op_chain_end(struct op_sock *os)
+{
+	put_pid(os->builder);
+	WRITE_ONCE(os->builder, NULL);
+}
+
+/* Whether the caller builds the socket's open scattering (socket lock). */
+static bool op_chain_mine(struct op_sock *os)
+{
+	return !skb_queue_empty(&os->pending) &&
+	       os->builder == task_pid(current);
+}
+
 /**
  * op_sock_wake_writer() - a reliable scattering left the wait queue
  * @sk: its socket
@@ -237,12 +251,36 @@ void op_sock_wake_writer(struct sock *sk)
  * (a reliable socket has at most one waiting, which keeps its scatterings
  * stamped in the order it sent them).  Socket lock held.
  */
+/*
+ * A thread that started a scattering and exited without closing it would
+ * hold the socket's sending for good: the next thread to find it so
+ * refuses it (its messages come back with ECONNABORTED).  Socket lock
+ * held.
+ */
+static void op_chain_reap(struct sock *sk)
+{
+	struct op_sock *os = op_sk(sk);
+	bool gone;
+
+	if (skb_queue_empty(&os->pending) || op_chain_mine(os))
+		return;
+	rcu_read_lock();
+	gone = !pid_task(os->builder, PIDTYPE_PID);
+	rcu_read_unlock();
+	if (!gone)
+		return;
+	op_tx_abort(os, false, -ECONNABORTED);
+	op_chain_end(os);
+	op_sock_wake_writer(sk);
+}
+
 static bool op_send_ready(struct sock *sk)
 {
 	struct op_sock *os = op_sk(sk);
 
+	op_chain_reap(sk);
 	if (!skb_queue_empty(&os->pending))
-		return os->builder == current;
+		return op_chain_mine(os);
 	if (op_sk_reliable(sk) && READ_ONCE(os->waiting))
 		return false;
 	return sk_wmem_alloc_get(sk) < READ_ONCE(sk->sk_sndbuf);
@@ -277,7 +315,15 @@ static int op_wait_send_ready(struct sock *sk, long *timeo)
 			err = sock_intr_errno(*timeo);
 			break;
 		}
-		sk_wait_event(sk, timeo, op_send_ready(sk), &wait);
+		if (skb_queue_empty(&op_sk(sk)->pending)) {
+			sk_wait_event(sk, timeo, op_send_ready(sk), &wait);
+		} else {
+			/* Its builder may exit: look again now and then. */
+			long slice = min_t(long, *timeo, HZ), left = slice;
+
+			sk_wait_event(sk, &left, op_send_ready(sk), &wait);
+			*timeo -= slice - left;
+		}
 	}
 	remove_wait_queue(sk_sleep(sk), &wait);
 	return err;
@@ -371,7 +417,7 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	int err;
 
 	lock_sock(sk);
-	building = !skb_queue_empty(&os->pending) && os->builder == current;
+	building = op_chain_mine(os);
 	err = op_msg_check(sk, msg, len, &dst);
 	if (err)
 		goto out_refuse;
@@ -405,13 +451,15 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 		cb->flags |= OP_F_RELIABLE;
 	__skb_queue_tail(&os->pending, skb);
 	os->pending_bytes += len;
-	WRITE_ONCE(os->builder, current);
+	if (!building)
+		WRITE_ONCE(os->builder, get_pid(task_pid(current)));
 	if (more) {
 		release_sock(sk);
 		return len;
 	}
 
 	err = op_tx_scattering(on, os, true);
+	op_chain_end(os);
 	/* Threads waiting for this scattering to close may go on. */
 	if (building)
 		op_sock_wake_writer(sk);
@@ -431,6 +479,7 @@ out_refuse:
 out_abort:
 	if (!skb_queue_empty(&os->pending)) {
 		op_tx_abort(os, false, err);
+		op_chain_end(os);
 		op_sock_wake_writer(sk);
 	}
 out:
@@ -651,6 +700,7 @@ static int op_release(struct socket *sock)
 	lock_sock(sk);
 	op_port_unbind(on, op_sk(sk));
 	op_pending_purge(op_sk(sk));
+	op_chain_end(op_sk(sk));
 	sock_orphan(sk);
 	release_sock(sk);
 
@@ -731,11 +781,19 @@ static __poll_t op_poll(struct file *file, struct socket *sock,
 			poll_table *wait)
 {
 	__poll_t mask = datagram_poll(file, sock, wait);
-	struct op_sock *os = op_sk(sock->sk);
+	struct sock *sk = sock->sk;
+	struct op_sock *os = op_sk(sk);
+	bool busy = false;
 
-	if (READ_ONCE(os->waiting) ||
-	    (!skb_queue_empty_lockless(&os->pending) &&
-	     READ_ONCE(os->builder) != current))
+	/* Rare: another thread builds a scattering (or exited doing so). */
+	if (!skb_queue_empty_lockless(&os->pending) &&
+	    READ_ONCE(os->builder) != task_pid(current)) {
+		lock_sock(sk);
+		op_chain_reap(sk);
+		busy = !skb_queue_empty(&os->pending) && !op_chain_mine(os);
+		release_sock(sk);
+	}
+	if (busy || READ_ONCE(os->waiting))
 		mask &= ~(EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND);
 	return mask;
 }

@@ -367,9 +367,9 @@ struct op_scat {
  * @pending: messages of the scattering being built with MSG_MORE /
  *	sendmmsg(); protected by the socket lock
  * @pending_bytes: payload bytes in @pending
- * @builder: the task whose calls are building @pending, while it is not
- *	empty; only compared, never dereferenced (socket lock; poll reads
- *	it locklessly)
+ * @builder: the thread whose calls are building @pending, while it is
+ *	not empty (a reference: a pid is not reused while held); socket
+ *	lock, poll compares it locklessly
  * @scat: SOCK_RDM: the scattering waiting for window, if @waiting
  * @waiting: @scat is on op_net.rdm_waitq (tx_lock; READ_ONCE elsewhere)
  * @backlog: SOCK_RDM: committed messages that did not fit the receive
@@ -388,7 +388,7 @@ struct op_sock {
 	u64 last_ts;
 	struct sk_buff_head pending;
 	unsigned int pending_bytes;
-	const struct task_struct *builder;
+	struct pid *builder;
 	struct op_scat scat;
 	bool waiting;
 	struct sk_buff_head backlog;

@@ -1059,6 +1059,56 @@ static inline void adm_chain_owned(struct __test_metadata *_metadata,
 	scat_free(&s);
 }
 
+/* Starts a MSG_MORE chain of one message and exits without closing it. */
+struct orphan_chain {
+	int fd;
+	struct scat *s;
+	int r;
+};
+
+static inline void *orphan_chain_fn(void *arg)
+{
+	struct orphan_chain *o = arg;
+
+	o->r = sendmsg(o->fd, &o->s->mm[0].msg_hdr, MSG_MORE);
+	return NULL;
+}
+
+/*
+ * A thread that starts a scattering and exits without closing it does not
+ * hold the socket for good: poll() shows POLLOUT again (at once, or within
+ * a second for a thread already blocked), the next send goes out, and the
+ * orphaned message comes back, unsent, with ECONNABORTED.
+ */
+static inline void adm_orphan_chain(struct __test_metadata *_metadata,
+				    int fd[3], struct sockaddr_onepipe addr[3])
+{
+	struct orphan_chain o = { .fd = fd[0] };
+	unsigned char buf[64];
+	pthread_t tid;
+	struct scat s;
+	struct rx r;
+
+	scat_init(&s);
+	ASSERT_EQ(0, scat_add(&s, "orphan-", &addr[1], 64));
+	o.s = &s;
+	ASSERT_EQ(0, pthread_create(&tid, NULL, orphan_chain_fn, &o));
+	ASSERT_EQ(0, pthread_join(tid, NULL));
+	ASSERT_EQ(64, o.r) TH_LOG("the thread's MSG_MORE send: %s",
+				  strerror(errno));
+	ASSERT_TRUE(wait_events(fd[0], POLLOUT, ADM_WAIT_MS) & POLLOUT) TH_LOG(
+		"no POLLOUT after the chain's thread exited");
+	ASSERT_EQ(6, op_sendto(fd[0], "after", 6, MSG_DONTWAIT, &addr[2]))
+		TH_LOG("send after the chain's thread exited: %s",
+		       strerror(errno));
+	ASSERT_EQ(6, rx_msg_to(fd[2], buf, sizeof(buf), 0, &r, ADM_WAIT_MS));
+	ASSERT_STREQ("after", (char *)buf);
+	expect_aborted(_metadata, fd[0], &s, 1, ECONNABORTED);
+	ASSERT_EQ(-1, recv(fd[1], buf, sizeof(buf), MSG_DONTWAIT)) TH_LOG(
+		"the orphaned message was delivered");
+	scat_free(&s);
+}
+
 /*
  * A socket a whose next scattering cannot be admitted, made so and undone
  * by each service's own means (socket_api.c: a send buffer full of

@@ -846,6 +846,12 @@ TEST_F(fab, chain_owned_by_its_thread)
 	adm_chain_owned(_metadata, self->fd, self->addr);
 }
 
+TEST_F(fab, orphaned_chain_aborted)
+{
+	NEED_HOST();
+	adm_orphan_chain(_metadata, self->fd, self->addr);
+}
+
 TEST_F(fab, close_discards_chain)
 {
 	NEED_HOST();

@@ -604,6 +604,12 @@ TEST_F(rdm, chain_owned_by_its_thread)
 	adm_chain_owned(_metadata, self->fd, self->addr);
 }
 
+TEST_F(rdm, orphaned_chain_aborted)
+{
+	NEED_HOST();
+	adm_orphan_chain(_metadata, self->fd, self->addr);
+}
+
 TEST_F(rdm, close_discards_chain)
 {
 	NEED_HOST();

@@ -45,7 +45,8 @@
  *   waits (SO_SNDTIMEO: EAGAIN; a signal: EINTR).  The later messages of an
  *   admitted scattering never wait and never see EAGAIN.  POLLOUT means the
  *   next scattering will be admitted.  While a thread builds a scattering,
- *   other threads' sends on the socket wait for it to close (or EAGAIN).
+ *   other threads' sends on the socket wait for it to close (or EAGAIN);
+ *   if that thread exits first, its scattering is refused (ECONNABORTED).
  * - A scattering that cannot be sent (a bad address or flag in any
  *   message, a message above ONEPIPE_MAX_MSG, more bytes than SO_SNDBUF,
  *   SOCK_RDM: more messages than net.onepipe.rdm_window, host down, no
