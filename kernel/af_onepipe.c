@@ -211,8 +211,10 @@ static void op_pending_purge(struct op_sock *os)
 /* The scattering being built is gone: sent, refused or dropped. */
 static void op_chain_end(struct op_sock *os)
 {
-	put_pid(os->builder);
+	struct pid *b = os->builder;
+
 	WRITE_ONCE(os->builder, NULL);
+	put_pid(b);
 }
 
 /* Whether the caller builds the socket's open scattering (socket lock). */
@@ -260,12 +262,14 @@ void op_sock_wake_writer(struct sock *sk)
 static void op_chain_reap(struct sock *sk)
 {
 	struct op_sock *os = op_sk(sk);
+	struct task_struct *t;
 	bool gone;
 
 	if (skb_queue_empty(&os->pending) || op_chain_mine(os))
 		return;
 	rcu_read_lock();
-	gone = !pid_task(os->builder, PIDTYPE_PID);
+	t = pid_task(os->builder, PIDTYPE_PID);
+	gone = !t || (t->flags & PF_EXITING);
 	rcu_read_unlock();
 	if (!gone)
 		return;
@@ -274,6 +278,7 @@ static void op_chain_reap(struct sock *sk)
 	op_sock_wake_writer(sk);
 }
 
+/* Socket lock held: may refuse a dead thread's scattering on the way. */
 static bool op_send_ready(struct sock *sk)
 {
 	struct op_sock *os = op_sk(sk);
@@ -281,6 +286,21 @@ static bool op_send_ready(struct sock *sk)
 	op_chain_reap(sk);
 	if (!skb_queue_empty(&os->pending))
 		return op_chain_mine(os);
+	if (op_sk_reliable(sk) && READ_ONCE(os->waiting))
+		return false;
+	return sk_wmem_alloc_get(sk) < READ_ONCE(sk->sk_sndbuf);
+}
+
+/*
+ * Whether op_send_ready() may have become true: what sk_wait_event()
+ * tests without the socket lock, so lockless and without side effects.
+ */
+static bool op_send_maybe_ready(struct sock *sk)
+{
+	struct op_sock *os = op_sk(sk);
+
+	if (!skb_queue_empty_lockless(&os->pending))
+		return false;
 	if (op_sk_reliable(sk) && READ_ONCE(os->waiting))
 		return false;
 	return sk_wmem_alloc_get(sk) < READ_ONCE(sk->sk_sndbuf);
@@ -316,12 +336,14 @@ static int op_wait_send_ready(struct sock *sk, long *timeo)
 			break;
 		}
 		if (skb_queue_empty(&op_sk(sk)->pending)) {
-			sk_wait_event(sk, timeo, op_send_ready(sk), &wait);
+			sk_wait_event(sk, timeo, op_send_maybe_ready(sk),
+				      &wait);
 		} else {
 			/* Its builder may exit: look again now and then. */
 			long slice = min_t(long, *timeo, HZ), left = slice;
 
-			sk_wait_event(sk, &left, op_send_ready(sk), &wait);
+			sk_wait_event(sk, &left, op_send_maybe_ready(sk),
+				      &wait);
 			*timeo -= slice - left;
 		}
 	}

@@ -137,7 +137,6 @@ extern const struct op_transport_ops op_verbs_transport;
  * @srtt_us: smoothed ACK round-trip time, 0 until measured
  * @rttvar_us: its mean deviation
  * @probe_at: ktime_get_ns() when a window probe may go out next
- * @heard_ns: ktime_get_ns() of the receiver's last ACK
  * @sync: messages were abandoned (not ACKed, not recalled): probes tell
  *	the receiver until it has skipped them
  * @backoff: the retransmission timeout is doubled this many times, from
@@ -164,7 +163,6 @@ struct op_rdm_tx {
 	u32 srtt_us;
 	u32 rttvar_us;
 	u64 probe_at;
-	u64 heard_ns;
 	bool sync;
 	u32 backoff;
 	u32 inflight;

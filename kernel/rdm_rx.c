@@ -445,8 +445,8 @@ void op_rdm_rx_data(struct op_net *on, struct sk_buff *skb,
 	 * Beyond every edge we advertised: a sender that keeps to them
 	 * never gets here, and one that does not (or that guessed our
 	 * window before our first ACK) must not make us hold more than a
-	 * window.  A window ACK tells it where our edge is, so that it
-	 * waits for room (sending again) instead of taking us for dead.
+	 * window.  A window ACK tells it where our edge is; it sends the
+	 * message again once there is room.
 	 */
 	if ((s32)(h->seq - r->granted) >= 0) {
 		op_count(on, ONEPIPE_C_RX_OVERWINDOW);

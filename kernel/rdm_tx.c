@@ -53,10 +53,16 @@ void op_rdm_peer_init(struct op_net *on, struct op_peer *p)
 	skb_queue_head_init(&p->rtx.out);
 	INIT_LIST_HEAD(&p->rtx.active);
 	INIT_LIST_HEAD(&p->rrx.ack_node);
-	p->rtx.edge = op_rdm_window(on);
-	p->rtx.cwnd = p->rtx.edge;
+	/*
+	 * Until the receiver's first ACK says how much it grants, send it
+	 * one message: every receiver grants at least that, and a sender
+	 * that guessed more would be dropped past the receiver's edge with
+	 * its scatterings half held there, which can wait on each other.
+	 */
+	p->rtx.edge = 1;
+	p->rtx.cwnd = op_rdm_window(on);
 	p->rtx.alpha = 1024;
-	p->rrx.adv = p->rtx.edge;
+	p->rrx.adv = op_rdm_window(on);
 	p->rrx.granted = p->rrx.adv;
 }
 
@@ -627,14 +633,8 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 	__skb_queue_head_init(&fail);
 	t = &p->rtx;
 	spin_lock_bh(&on->tx_lock);
-	t->heard_ns = ktime_get_ns();
-	/*
-	 * A receiver that states its window's size enforces the edge: then
-	 * follow it even down (our first guess was our own window, which
-	 * may be larger than its).  Without it, edges only grow, so that a
-	 * reordered ACK cannot take back room.
-	 */
-	if ((s32)(edge - t->edge) > 0 || h->frag_cnt)
+	/* Edges only grow: a reordered ACK cannot take back room. */
+	if ((s32)(edge - t->edge) > 0)
 		t->edge = edge;
 	/* Its window's size: a scattering needing more from it must fail. */
 	if (h->frag_cnt && h->frag_cnt != t->win) {
@@ -726,7 +726,7 @@ static void op_rdm_unreachable_locked(struct op_net *on, struct op_peer *p,
 		}
 	}
 	op_rdm_una_reset(t);
-	t->edge = t->next + op_rdm_window(on);
+	t->edge = t->next + (t->win ?: 1);
 	t->cwnd = op_rdm_window(on);
 	t->alpha = 1024;
 	t->backoff = 0;
@@ -778,19 +778,6 @@ static struct op_peer *op_rdm_resend_due(struct op_net *on, u64 now)
 			if (cb->state == OP_RDM_ACKED ||
 			    (s64)(now - cb->deadline) < 0)
 				continue;
-			/*
-			 * Past the edge of a receiver that answers (probes
-			 * keep asking): it dropped the message for want of
-			 * window, our first guess of its window being too
-			 * large.  Waiting for room is no failure: no resend,
-			 * no retry spent, until the edge passes it.
-			 */
-			if (cb->state == OP_RDM_SENT &&
-			    (s32)(cb->seq - t->edge) >= 0 &&
-			    now - t->heard_ns < 2 * OP_RDM_RTO_MAX_NS) {
-				cb->deadline = now + op_rdm_rto(on, t);
-				continue;
-			}
 			if (cb->retries >= budget)
 				return container_of(t, struct op_peer, rtx);
 			/* One doubling per scan, however many timed out. */
@@ -830,12 +817,8 @@ static void op_rdm_probe(struct op_net *on, u64 now)
 			.seq = op_rdm_settled(t),
 		};
 
-		/* Sent past the edge: op_rdm_resend_due() waits for room. */
-		bool beyond = (s32)(t->next - t->edge) > 0;
-
-		if ((!t->sync && !beyond &&
-		     (t->blocked_gen != on->rdm_gen ||
-		      list_empty(&on->rdm_waitq))) ||
+		if ((!t->sync && (t->blocked_gen != on->rdm_gen ||
+				  list_empty(&on->rdm_waitq))) ||
 		    (s64)(now - t->probe_at) < 0)
 			continue;
 		t->probe_at = now + op_rdm_rto(on, t);
