@@ -924,7 +924,6 @@ static inline void adm_overshoot(struct __test_metadata *_metadata,
 				 int fd[3], struct sockaddr_onepipe addr[3],
 				 int chain)
 {
-	struct sockaddr_onepipe nowhere = op_addr(NOWHERE_HOST, PORT_A);
 	int a = fd[0], S, q = 0, inc = 0, saved = 0, i, r, err = 0;
 	char small[200];
 	struct scat s;
@@ -935,6 +934,13 @@ static inline void adm_overshoot(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, op_sysctl("ack_timeout_ms", HOLD_MS, &saved));
 	for (i = 0; i < 1000; i++) {
 		int q1;
+
+		/*
+		 * A host never heard from gets one reliable message at a
+		 * time: one host id each.
+		 */
+		struct sockaddr_onepipe nowhere = op_addr(NOWHERE_HOST + i,
+							  PORT_A);
 
 		q = outq(a);
 		if (q < 0 || q + inc >= S)
