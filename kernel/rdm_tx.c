@@ -357,7 +357,7 @@ static void op_rdm_unqueue(struct op_sock *os, struct sk_buff_head *msgs)
  * scattering needs from it: the scattering fails whole, unstamped, with
  * EMSGSIZE (its messages go on @fail).
  */
-static void op_rdm_refuse(struct op_sock *os, struct sk_buff_head *fail)
+static void op_rdm_refuse_waiting(struct op_sock *os, struct sk_buff_head *fail)
 {
 	struct sk_buff_head msgs;
 	struct sk_buff *msg;
@@ -393,7 +393,7 @@ static void op_rdm_pump(struct op_net *on, struct sk_buff_head *fail)
 		if (fail && sc->win_gen != on->rdm_win_gen) {
 			sc->win_gen = on->rdm_win_gen;
 			if (op_rdm_too_big(&sc->msgs)) {
-				op_rdm_refuse(os, fail);
+				op_rdm_refuse_waiting(os, fail);
 				continue;
 			}
 		}
