@@ -22,7 +22,8 @@
 #define SWD_SOCKBUF	(4 << 20)
 
 /* epoll tags; a backend's own start at SWD_EV_BACKEND */
-enum { SWD_EV_TICK, SWD_EV_STATS, SWD_EV_SIG, SWD_EV_BACKEND = 16 };
+enum { SWD_EV_TICK, SWD_EV_PUSH, SWD_EV_STATS, SWD_EV_SIG,
+       SWD_EV_BACKEND = 16 };
 
 /**
  * struct swd_tx - a packet queued for sending
@@ -82,6 +83,8 @@ struct swd {
 	u64 timeout_intervals;
 	int cpu;			/* pinned to it, or -1 */
 	int tick_fd;
+	int push_fd;			/* CLOCK_MONOTONIC: next push due */
+	u64 push_armed;			/* when push_fd fires, 0 if disarmed */
 	int stats_fd;
 	int sig_fd;
 	int ep;

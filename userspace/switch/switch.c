@@ -66,14 +66,18 @@ static void usage(FILE *f)
 		"                [,qkey=PEERQKEY] ...\n"
 		"  OPTIONS: [--interval-us N] [--timeout-intervals K]\n"
 		"         [--commit-timeout-intervals C]\n"
-		"         [--admit-slack-us S]\n"
+		"         [--admit-slack-us S] [--no-push]\n"
 		"         [--stats FILE] [--name NAME] [--cpu N|any]\n"
 		"  ROLE is down (towards hosts / a lower tier) or up;\n"
 		"  LIST is like 1-4+7 (host ids reachable through the port).\n"
 		"  Defaults: listen 0.0.0.0:5640, interval 100 us, timeout 10\n"
 		"  intervals, commit registers 10 times the timeout, admit\n"
 		"  slack = timeout, UDP: any CPU, --roce: pinned to the CPU it\n"
-		"  starts on.\n"
+		"  starts on.  A barrier advance is pushed to idle ports at\n"
+		"  once (two in a row, then one per port per half interval; a\n"
+		"  port that forwarded in the last eighth of an interval gets\n"
+		"  that long for a packet to carry it); --no-push leaves it to\n"
+		"  the next tick.\n"
 		"  --roce: ports are interfaces carrying RoCEv2 UD SENDs,\n"
 		"  forwarded unchanged; barriers only in beacons, sent every\n"
 		"  interval on every port to the peer's mac/ip/qpn/qkey from\n"
@@ -102,6 +106,7 @@ int swd_parse_u64(const char *s, u64 min, u64 max, u64 *v)
  * @slack_us: --admit-slack-us
  * @slack_set: whether it was given
  * @roce: --roce
+ * @no_push: --no-push
  * @cpu: --cpu: a CPU number, SWD_CPU_ANY, or SWD_CPU_DEFAULT if not given
  * @ports: the --port specs
  * @np: their number
@@ -113,6 +118,7 @@ struct swd_args {
 	u64 slack_us;
 	bool slack_set;
 	bool roce;
+	bool no_push;
 	int cpu;
 	char **ports;
 	int np;
@@ -129,6 +135,7 @@ static const struct option swd_opts[] = {
 	{ "timeout-intervals", required_argument, NULL, 't' },
 	{ "commit-timeout-intervals", required_argument, NULL, 'c' },
 	{ "admit-slack-us", required_argument, NULL, 'a' },
+	{ "no-push", no_argument, NULL, 'P' },
 	{ "stats", required_argument, NULL, 's' },
 	{ "name", required_argument, NULL, 'n' },
 	{ "port", required_argument, NULL, 'p' },
@@ -161,6 +168,9 @@ static int parse_opt(int c, struct swd_args *a)
 	case 'a':
 		a->slack_set = true;
 		return swd_parse_u64(optarg, 0, 3600000000ULL, &a->slack_us);
+	case 'P':
+		a->no_push = true;
+		return 0;
 	case 's':
 		swd.stats = optarg;
 		return 0;
@@ -237,6 +247,10 @@ static int apply_args(const struct swd_args *a)
 		swd.sw.commit_timeout = a->ctimeout * swd.interval;
 	/* RoCE packets may not be rewritten: barriers go in beacons. */
 	swd.sw.beacon_only = a->roce;
+	/* The hosts' pacing too: see kernel/core/push.h. */
+	if (!a->no_push)
+		sw_set_push(&swd.sw, swd.interval / OP_PUSH_GAP_DIV,
+			    swd.interval / OP_PUSH_BUSY_DIV);
 	if (swd.be->init(a->listen))
 		return -1;
 	for (i = 0; i < a->np; i++)
@@ -332,11 +346,42 @@ void swd_tx_send(int fd, struct mmsghdr *m, const unsigned int *idx,
 	}
 }
 
+/* Have push_fd fire when the next push falls due, if one is pending. */
+static void arm_push(void)
+{
+	struct itimerspec its = { 0 };
+	u64 when;
+
+	if (!sw_push_due(&swd.sw, &when) || when == swd.push_armed)
+		return;
+	/* 0 would disarm the timer: any time in the past fires at once. */
+	its.it_value = ns_to_ts(when ? when : 1);
+	if (timerfd_settime(swd.push_fd, TFD_TIMER_ABSTIME, &its, NULL))
+		perror("onepipe-switch: timerfd_settime");
+	else
+		swd.push_armed = when;
+}
+
+/*
+ * Send the queue.  The pushes due go last: a beacon may carry a barrier
+ * above the timestamps of the packets queued before it, which must reach
+ * the port's peer first.
+ */
 void swd_flush(void)
 {
+	struct sw_beacon b[SW_MAX_PORTS];
+	unsigned int n, i;
+
+	if (swd.sw.push) {
+		n = sw_push(&swd.sw, swd_clock_ns(CLOCK_MONOTONIC), b);
+		for (i = 0; i < n; i++)
+			swd.be->beacon(&b[i]);
+	}
 	if (swd.ntx)
 		swd.be->flush();
 	swd.ntx = 0;
+	if (swd.sw.push)
+		arm_push();
 }
 
 /* Log the first receive error only: a persistent one would flood. */
@@ -398,6 +443,16 @@ static void on_tick(void)
 	swd_flush();
 }
 
+static void on_push(void)
+{
+	u64 exp;
+
+	if (read(swd.push_fd, &exp, sizeof(exp)) < 0 && errno == EAGAIN)
+		return;
+	swd.push_armed = 0;
+	swd_flush();
+}
+
 /* ---- stats ------------------------------------------------------------- */
 
 static void put_hosts(FILE *f, const struct sw_port *p)
@@ -425,10 +480,12 @@ static void put_counters(FILE *f, unsigned int i)
 	const struct sw_port *p = &swd.sw.ports[i];
 
 	fprintf(f, "\"rx_pkts\":%llu,\"tx_pkts\":%llu,\"tx_beacons\":%llu,"
+		"\"tx_pushes\":%llu,"
 		"\"rx_beacons\":%llu,\"drops\":%llu,\"timeouts\":%llu,"
 		"\"rx_ce\":%llu,\"ce_fwd\":%llu",
 		(unsigned long long)p->rx_pkts, (unsigned long long)p->tx_pkts,
 		(unsigned long long)p->tx_beacons,
+		(unsigned long long)p->pushes,
 		(unsigned long long)p->rx_beacons,
 		(unsigned long long)p->drops, (unsigned long long)p->timeouts,
 		(unsigned long long)swd.rx_ce[i],
@@ -476,10 +533,12 @@ static void put_stats(FILE *f)
 	fprintf(f, "{\"name\":\"%s\",\"pid\":%d,", swd.name, (int)getpid());
 	swd.be->put_head(f);
 	fprintf(f, "\"interval_us\":%llu,\"timeout_intervals\":%llu,"
-		"\"admit_slack_us\":%llu,\"time_ns\":%llu,\"ports\":[\n",
+		"\"admit_slack_us\":%llu,\"push\":%s,\"time_ns\":%llu,"
+		"\"ports\":[\n",
 		(unsigned long long)(swd.interval / 1000),
 		(unsigned long long)swd.timeout_intervals,
 		(unsigned long long)(swd.sw.admit_slack / 1000),
+		swd.sw.push ? "true" : "false",
 		(unsigned long long)swd_clock_ns(CLOCK_REALTIME));
 	for (i = 0; i < swd.sw.nports; i++) {
 		put_port(f, i, now);
@@ -553,7 +612,10 @@ static int open_timers(void)
 				     TFD_NONBLOCK | TFD_CLOEXEC);
 	swd.stats_fd = timerfd_create(CLOCK_MONOTONIC,
 				      TFD_NONBLOCK | TFD_CLOEXEC);
-	if (swd.tick_fd < 0 || swd.stats_fd < 0 || arm_tick() ||
+	swd.push_fd = timerfd_create(CLOCK_MONOTONIC,
+				     TFD_NONBLOCK | TFD_CLOEXEC);
+	if (swd.tick_fd < 0 || swd.stats_fd < 0 || swd.push_fd < 0 ||
+	    arm_tick() ||
 	    timerfd_settime(swd.stats_fd, 0, &its, NULL))
 		return -1;
 	sigemptyset(&set);
@@ -588,6 +650,7 @@ static int setup(void)
 		return -1;
 	}
 	if (swd_epoll_add(swd.tick_fd, SWD_EV_TICK) ||
+	    swd_epoll_add(swd.push_fd, SWD_EV_PUSH) ||
 	    swd_epoll_add(swd.stats_fd, SWD_EV_STATS) ||
 	    swd_epoll_add(swd.sig_fd, SWD_EV_SIG)) {
 		perror("onepipe-switch: epoll");
@@ -601,6 +664,9 @@ static void dispatch(unsigned int tag)
 	switch (tag) {
 	case SWD_EV_TICK:
 		on_tick();
+		break;
+	case SWD_EV_PUSH:
+		on_push();
 		break;
 	case SWD_EV_STATS:
 		on_stats();

@@ -137,6 +137,7 @@ int sw_add_port(struct sw *sw, const char *name, enum sw_role role,
 		sw->cgroups[SW_G_DOWNIN].members |= bit;
 	}
 	sw->nports++;
+	sw->outputs[sw_port_group(sw, i)] |= bit;
 	return (int)i;
 }
 
@@ -231,21 +232,42 @@ enum sw_group sw_port_group(const struct sw *sw, unsigned int port)
 	return sw->ports[port].role == SW_ROLE_UP ? SW_G_DOWNIN : SW_G_ALL;
 }
 
+/* The outputs of @g have not carried its new value: due for a push. */
+static void sw_mark_stale(struct sw *sw, enum sw_group g, u64 now)
+{
+	u64 fresh = sw->outputs[g] & ~sw->stale;
+
+	sw->stale |= sw->outputs[g];
+	while (fresh) {
+		unsigned int i = (unsigned int)__builtin_ctzll(fresh);
+
+		fresh &= fresh - 1;
+		sw->ports[i].push_at =
+			op_push_time(&sw->ports[i].pace, now, sw->push_gap,
+				     sw->beacon_only ? 0 : sw->busy_window);
+	}
+}
+
 /*
  * Recompute every output group, best-effort and commit, from the
  * registers.  Both kinds use the same admission slack: a commit barrier
  * lags by construction exactly as a best-effort one does (see
- * op_agg_update_slack()).
+ * op_agg_update_slack()).  With push on, a group whose output moved
+ * makes its output ports stale.
  */
-void sw_groups_update(struct sw *sw)
+static void sw_groups_update(struct sw *sw, u64 now)
 {
 	unsigned int g;
 
 	for (g = 0; g < SW_NGROUPS; g++) {
-		op_agg_update_slack(&sw->groups[g], sw->links, sw->nports,
-				    sw->admit_slack);
-		op_agg_update_slack(&sw->cgroups[g], sw->clinks, sw->nports,
-				    sw->admit_slack);
+		bool moved;
+
+		moved = op_agg_update_slack(&sw->groups[g], sw->links,
+					    sw->nports, sw->admit_slack);
+		moved |= op_agg_update_slack(&sw->cgroups[g], sw->clinks,
+					     sw->nports, sw->admit_slack);
+		if (moved && sw->push)
+			sw_mark_stale(sw, (enum sw_group)g, now);
 	}
 }
 
@@ -348,7 +370,7 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 		sw_touch(sw, in, now);
 	else
 		sw_hear(sw, in, &h, now);
-	sw_groups_update(sw);
+	sw_groups_update(sw, now);
 	if (h.type == OP_PKT_BEACON) {
 		p->rx_beacons++;
 		return SW_CONSUMED;
@@ -359,8 +381,12 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 		p->drops++;
 		return SW_DROP_NOROUTE;
 	}
-	if (!sw->beacon_only)
+	/* The packet carries the port's current values: no push needed. */
+	if (!sw->beacon_only) {
 		sw_rewrite(sw, pkt, (unsigned int)o);
+		sw->stale &= ~((u64)1 << o);
+		op_push_carried(&sw->ports[o].pace, now);
+	}
 	sw->ports[o].sent = true;
 	*out = (unsigned int)o;
 	return SW_FORWARD;
@@ -393,7 +419,7 @@ unsigned int sw_tick(struct sw *sw, u64 now, struct sw_beacon *beacons)
 	died = op_links_expire(sw->links, sw->nports, now, sw->timeout);
 	died |= op_links_expire(sw->clinks, sw->nports, now,
 				sw->commit_timeout);
-	sw_groups_update(sw);
+	sw_groups_update(sw, now);
 	for (i = 0; i < sw->nports; i++) {
 		struct sw_port *p = &sw->ports[i];
 		struct sw_beacon *b = &beacons[n];
@@ -404,11 +430,94 @@ unsigned int sw_tick(struct sw *sw, u64 now, struct sw_beacon *beacons)
 		b->has_barrier = sw_out_barrier(sw, i, &b->barrier);
 		b->has_commit = sw_out_commit(sw, i, &b->commit);
 		if ((!p->sent || sw->beacon_only) &&
-		    (b->has_barrier || b->has_commit))
+		    (b->has_barrier || b->has_commit)) {
+			sw->stale &= ~((u64)1 << i);
 			n++;
+		}
 		p->sent = false;
 	}
 	return n;
+}
+
+/**
+ * sw_set_push() - turn pushing barrier advances on
+ * @sw: the switch
+ * @push_gap: pushes to one port: two in a row, then one per gap
+ * @busy_window: how long (ns) after a forward a port counts as busy
+ *
+ * See "Push" at the top of switch_logic.h.  Ports are stale from the
+ * first advance after this call on.
+ */
+void sw_set_push(struct sw *sw, u64 push_gap, u64 busy_window)
+{
+	sw->push = true;
+	sw->push_gap = push_gap;
+	sw->busy_window = busy_window;
+	sw->stale = 0;
+}
+
+/**
+ * sw_push() - the pushes due
+ * @sw: the switch
+ * @now: local monotonic time in ns
+ * @beacons: room for SW_MAX_PORTS beacons
+ *
+ * Call after every batch of sw_rx() and when sw_push_due()'s time comes.
+ * Each due port gets one beacon with its groups' current values; it then
+ * counts as having sent something since the tick.  A due port whose
+ * groups have no value yet has nothing to push and stops being stale.
+ *
+ * Return: number of beacons in @beacons.
+ */
+unsigned int sw_push(struct sw *sw, u64 now, struct sw_beacon *beacons)
+{
+	u64 left = sw->stale;
+	unsigned int n = 0;
+
+	while (left) {
+		unsigned int i = (unsigned int)__builtin_ctzll(left);
+		struct sw_port *p = &sw->ports[i];
+		struct sw_beacon *b = &beacons[n];
+
+		left &= left - 1;
+		if ((s64)(p->push_at - now) > 0)
+			continue;
+		sw->stale &= ~((u64)1 << i);
+		b->port = i;
+		b->has_barrier = sw_out_barrier(sw, i, &b->barrier);
+		b->has_commit = sw_out_commit(sw, i, &b->commit);
+		if (!b->has_barrier && !b->has_commit)
+			continue;
+		p->pushes++;
+		op_push_sent(&p->pace, now, sw->push_gap);
+		p->sent = true;
+		n++;
+	}
+	return n;
+}
+
+/**
+ * sw_push_due() - when the next push falls due
+ * @sw: the switch
+ * @when: the earliest due time (monotonic ns) of a stale port
+ *
+ * Return: false if no port is stale.
+ */
+bool sw_push_due(const struct sw *sw, u64 *when)
+{
+	u64 left = sw->stale;
+	bool any = false;
+
+	while (left) {
+		unsigned int i = (unsigned int)__builtin_ctzll(left);
+		u64 at = sw->ports[i].push_at;
+
+		left &= left - 1;
+		if (!any || (s64)(at - *when) < 0)
+			*when = at;
+		any = true;
+	}
+	return any;
 }
 
 /* A beacon is hop by hop: no source or destination host. */

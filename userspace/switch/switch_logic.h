@@ -21,6 +21,27 @@
  * forwarded untouched, and every port gets a beacon every tick, busy or
  * not, since no forwarded packet carries the barrier for it.
  *
+ * Push (@push): a barrier crosses a switch when it advances, not at the
+ * next tick.  When an input moves a group's minimum (best-effort or
+ * commit), every output port of that group becomes stale: it has not
+ * carried the new value.  A forwarded packet carries it (rewrite mode),
+ * so a port that forwards clears its staleness; the others get a beacon
+ * from sw_push() once due:
+ *
+ *  - at once if the port is idle;
+ *  - a busy port (one that forwarded within @busy_window) is given that
+ *    long for its next packet to carry the value, and gets a beacon only
+ *    if none comes, so beacons on a busy port stay near zero;
+ *  - at most two pushes in a row, then one per @push_gap, however fast
+ *    minimums move (kernel/core/push.h, which hosts follow too).
+ *
+ * The periodic tick stays as the fallback that keeps idle links alive;
+ * a push counts as something sent, so a port pushed to since the last
+ * tick gets no tick beacon.  In steady state an idle fabric's minimum
+ * moves once per interval (when its slowest input's beacon arrives), so
+ * an idle port sees about one beacon per interval.  In beacon-only mode
+ * forwards carry nothing of ours, so only beacons clear staleness.
+ *
  * Up-down rule: a switch has two output groups per barrier.  Outputs
  * towards a lower tier ("down" ports) aggregate every input; outputs
  * towards a higher tier ("up" ports) aggregate only inputs from down
@@ -31,6 +52,7 @@
 #define ONEPIPE_SWITCH_LOGIC_H
 
 #include "barrier.h"
+#include "push.h"
 #include "wire.h"
 
 #define SW_MAX_PORTS	OP_MAX_LINKS
@@ -81,6 +103,9 @@ struct sw_range {
  * @tx_beacons: beacons sent
  * @drops: received packets dropped plus sends that failed
  * @timeouts: times the input link was removed after silence
+ * @pushes: beacons sw_push() asked for (a subset of the beacons)
+ * @pace: when pushes may leave (kernel/core/push.h)
+ * @push_at: when this port's push is due, while it is stale
  */
 struct sw_port {
 	char name[SW_NAME_LEN];
@@ -94,6 +119,9 @@ struct sw_port {
 	u64 tx_beacons;
 	u64 drops;
 	u64 timeouts;
+	u64 pushes;
+	struct op_push pace;
+	u64 push_at;
 };
 
 /**
@@ -113,6 +141,13 @@ struct sw_port {
  * @beacon_only: registers are updated from BEACONs only, forwarded
  *	packets are not rewritten, every port beacons every tick (see the
  *	top of this file); false (the UDP transport's rules) after sw_init()
+ * @push: push barrier advances (see the top of this file); off after
+ *	sw_init(), see sw_set_push()
+ * @push_gap: pushes to one port are paced to one per gap, after a
+ *	burst of two
+ * @busy_window: a port that forwarded this recently (ns) is busy
+ * @outputs: per group, the ports it feeds (mask)
+ * @stale: ports that have not carried their groups' current values
  * @rx_bad: malformed packets
  * @rx_unknown_src: datagrams from no configured peer (counted by the I/O
  *	layer, which is the only one to know)
@@ -129,6 +164,11 @@ struct sw {
 	u64 commit_timeout;
 	u64 admit_slack;
 	bool beacon_only;
+	bool push;
+	u64 push_gap;
+	u64 busy_window;
+	u64 outputs[SW_NGROUPS];
+	u64 stale;
 	u64 rx_bad;
 	u64 rx_unknown_src;
 	u64 no_route;
@@ -163,10 +203,12 @@ int sw_route(const struct sw *sw, unsigned int in, u32 src_host,
 enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 		      u64 now, unsigned int *out);
 unsigned int sw_tick(struct sw *sw, u64 now, struct sw_beacon *beacons);
+void sw_set_push(struct sw *sw, u64 push_gap, u64 busy_window);
+unsigned int sw_push(struct sw *sw, u64 now, struct sw_beacon *beacons);
+bool sw_push_due(const struct sw *sw, u64 *when);
 void sw_beacon_build(u8 *buf, const struct sw_beacon *b);
 void sw_tx_result(struct sw *sw, unsigned int port, bool beacon, bool ok);
 
-void sw_groups_update(struct sw *sw);
 enum sw_group sw_port_group(const struct sw *sw, unsigned int port);
 bool sw_out_barrier(const struct sw *sw, unsigned int port, u64 *barrier);
 bool sw_out_commit(const struct sw *sw, unsigned int port, u64 *commit);

@@ -6,8 +6,9 @@
  * commit-barrier rewrite (the commit barrier aggregated over several
  * inputs), the up-down rule, beacons (content, timing, idle rule), link
  * expiry, ECN transparency (what arrives CE leaves CE, everything else
- * ECT(0), beacons too), the stats file and a clean exit on SIGTERM.  TAP
- * output.
+ * ECT(0), beacons too), the stats file, pushed barrier advances (at once
+ * to idle ports, after the busy window to a busy one, both well before
+ * the next tick) and a clean exit on SIGTERM.  TAP output.
  *
  * usage: loopback PATH-TO-onepipe-switch
  */
@@ -798,6 +799,90 @@ static void test_stats_and_expiry(void)
 	   (long long)b[PU].last_commit);
 }
 
+/* Sleep until @ms into the next beacon interval (wall clock). */
+static void sleep_to_phase(unsigned int ms)
+{
+	u64 iv = (u64)INTERVAL_MS * 1000000, now = now_ns(CLOCK_REALTIME);
+	u64 at = (now / iv + 1) * iv + (u64)ms * 1000000;
+
+	sleep_ms((int)((at - now) / 1000000));
+}
+
+/*
+ * Wait up to @ms for a beacon carrying @barrier on peer @i; other
+ * beacons and datagrams are skipped.  Return: whether it came.
+ */
+static bool beacon_with(int i, u64 barrier, int ms)
+{
+	u64 end = now_ns(CLOCK_MONOTONIC) + (u64)ms * 1000000;
+	u8 buf[2048];
+
+	for (;;) {
+		u64 now = now_ns(CLOCK_MONOTONIC), when;
+		struct pollfd p = { .fd = peer[i], .events = POLLIN };
+		struct op_hdr h;
+		ssize_t n;
+		int tos;
+
+		if (now >= end ||
+		    poll(&p, 1, (int)((end - now) / 1000000) + 1) <= 0)
+			return false;
+		n = recv_stamped(peer[i], buf, sizeof(buf), &when, &tos);
+		if (n == OP_HDR_LEN && !op_hdr_decode(&h, buf, (size_t)n) &&
+		    h.type == OP_PKT_BEACON && h.barrier == barrier)
+			return true;
+	}
+}
+
+/*
+ * A barrier advance reaches idle ports at once, not at the next tick; a
+ * port that just forwarded gets it after the busy window (an eighth of
+ * an interval, from the push timer).  Each round starts a quarter into
+ * an interval and must see every beacon within the next half: the next
+ * tick is still a quarter away, and b, which forwarded in this interval,
+ * would not even get a beacon from it.
+ */
+static void test_push(void)
+{
+	unsigned int early_idle = 0, early_busy = 0, round;
+	u64 x = 20000;
+	const char *s;
+	int i;
+
+	for (i = 0; i < NPEER; i++)
+		send_pkt(i, OP_PKT_BEACON, 0, 0, x, false, x, NULL);
+	sleep_ms(2 * INTERVAL_MS);
+	for (round = 0; round < 4; round++) {
+		x += 1000;
+		for (i = 0; i < NPEER; i++)
+			drain(peer[i]);
+		sleep_to_phase(INTERVAL_MS / 4);
+		/* a -> b, carrying the old minimum: b is busy for a while */
+		send_pkt(PA, OP_PKT_DATA, 1, 2, x - 1000, false, x - 1000,
+			 "busy");
+		for (i = 0; i < NPEER; i++)
+			send_pkt(i, OP_PKT_BEACON, 0, 0, x, false, x, NULL);
+		/* b's beacon waits in its socket while a's and u's come */
+		early_idle += beacon_with(PA, x, INTERVAL_MS / 4) &&
+			      beacon_with(PU, x, 1);
+		early_busy += beacon_with(PB, x, INTERVAL_MS / 4);
+	}
+	/* Most rounds, not all: a loaded machine delays this test too. */
+	ok(early_idle >= 2, "push: an advance reaches idle ports before the tick (%u of 4 rounds)",
+	   early_idle);
+	ok(early_busy >= 2, "push: and a busy port after its busy window, before the tick (%u of 4 rounds)",
+	   early_busy);
+	s = fresh_stats();
+	ok(json_num(port_line(s, "a"), "tx_pushes") >= 2 &&
+	   json_num(port_line(s, "b"), "tx_pushes") >= 2 &&
+	   json_num(port_line(s, "u"), "tx_pushes") >= 2 &&
+	   strstr(s, "\"push\":true"),
+	   "stats: push on, tx_pushes a %lld, b %lld, u %lld",
+	   json_num(port_line(s, "a"), "tx_pushes"),
+	   json_num(port_line(s, "b"), "tx_pushes"),
+	   json_num(port_line(s, "u"), "tx_pushes"));
+}
+
 static void test_exit(void)
 {
 	int status = -1, i;
@@ -837,6 +922,7 @@ int main(int argc, char **argv)
 	test_beacons();
 	test_busy_port_not_beaconed();
 	test_stats_and_expiry();
+	test_push();
 	test_exit();
 	unlink(stats_path);
 	rmdir(dir);

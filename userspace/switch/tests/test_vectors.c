@@ -139,11 +139,17 @@ static void cmd_scenario(char **a, int n)
 static void cmd_config(char **a, int n)
 {
 	static const char *const keys[] = {
-		"timeout", "commit-timeout", "slack", "mode", NULL
+		"timeout", "commit-timeout", "slack", "mode", "push-gap",
+		"busy", NULL
 	};
-	const char *v;
+	const char *v, *gap, *busy;
 
 	check_keys(a, n, keys);
+	/* Either knob turns push on; the other one is then 0. */
+	gap = kv(a, n, "push-gap");
+	busy = kv(a, n, "busy");
+	if (gap || busy)
+		sw_set_push(&c.sw, gap ? tm(gap) : 0, busy ? tm(busy) : 0);
 	v = kv(a, n, "timeout");
 	if (v) {
 		c.sw.timeout = tm(v);
@@ -401,6 +407,36 @@ static void cmd_tick(char **a, int n)
 		sw_tx_result(&c.sw, c.b[i].port, true, true);
 }
 
+/* push TIME: the pushes due (sw_push()), checked like a tick's beacons. */
+static void cmd_push(char **a, int n)
+{
+	unsigned int i;
+
+	if (n != 1)
+		die("push TIME", NULL);
+	c.nb = sw_push(&c.sw, tm(a[0]), c.b);
+	c.have_tick = true;
+	for (i = 0; i < c.nb; i++)
+		sw_tx_result(&c.sw, c.b[i].port, true, true);
+}
+
+/* expect-push-due TIME|-: the next push's due time (- = no port stale) */
+static void cmd_expect_push_due(char **a, int n, const char *text)
+{
+	char why[64];
+	bool any;
+	u64 at;
+
+	if (n != 1)
+		die("expect-push-due TIME|-", NULL);
+	any = sw_push_due(&c.sw, &at);
+	if (any)
+		snprintf(why, sizeof(why), "got %llu", (unsigned long long)at);
+	else
+		snprintf(why, sizeof(why), "got none");
+	report(!strcmp(a[0], "-") ? !any : any && at == tm(a[0]), text, why);
+}
+
 static const char *verdict_name(enum sw_verdict v)
 {
 	switch (v) {
@@ -563,7 +599,7 @@ static bool beacon_is(const struct sw_beacon *got, const struct sw_beacon *w)
 
 /*
  * expect-beacons [PORT=BARRIER|-[/COMMIT|-] ...]: exactly this set from
- * the last tick; a commit left out is '-'.  The beacons are compared as
+ * the last tick or push; a commit left out is '-'.  The beacons are compared as
  * built on the wire.
  */
 static void cmd_expect_beacons(char **a, int n, const char *text)
@@ -577,7 +613,7 @@ static void cmd_expect_beacons(char **a, int n, const char *text)
 	int k;
 
 	if (!c.have_tick)
-		die("expect-beacons without a tick", NULL);
+		die("expect-beacons without a tick or push", NULL);
 	for (k = 0; k < n; k++) {
 		char *eq = strchr(a[k], '='), *sl;
 
@@ -690,6 +726,8 @@ static u64 counter(const char *name)
 		return p->drops;
 	if (!strcmp(dot + 1, "timeouts"))
 		return p->timeouts;
+	if (!strcmp(dot + 1, "pushes"))
+		return p->pushes;
 	die("unknown counter", name);
 	return 0;
 }
@@ -780,6 +818,10 @@ static void run_line(char *line)
 		cmd_rx_bad(a + 1, n - 1);
 	else if (IS("tick"))
 		cmd_tick(a + 1, n - 1);
+	else if (IS("push"))
+		cmd_push(a + 1, n - 1);
+	else if (IS("expect-push-due"))
+		cmd_expect_push_due(a + 1, n - 1, text);
 	else if (IS("expect-fwd"))
 		cmd_expect_fwd(a + 1, n - 1, text);
 	else if (IS("expect-fwd-intact"))
