@@ -14,8 +14,9 @@ unsigned int op_net_id __read_mostly;
 
 /*
  * 100 us: an idle link costs 10k 52-byte beacons a second (~5 Mbit/s,
- * under 0.1% of a 10G link), and ordering adds at most about one interval
- * to delivery latency when traffic is sparse.  Shorter intervals buy
+ * under 0.1% of a 10G link), and ordering adds about half an interval to
+ * delivery latency when traffic is sparse (switches push advances on at
+ * once, so not one more per tier).  Shorter intervals buy
  * latency with CPU: each host and switch port handles one beacon per
  * interval.
  */
@@ -209,12 +210,14 @@ static enum hrtimer_restart op_tick_fn(struct hrtimer *t)
 {
 	struct op_net *on = container_of(t, struct op_net, tick);
 	u64 iv = op_interval_ns(on), now = ktime_get_ns();
+	u64 tick = ktime_to_ns(hrtimer_get_expires(t)) +
+		   READ_ONCE(on->clock_offset_ns);
 	struct sk_buff_head ctl;
 
 	__skb_queue_head_init(&ctl);
-	op_tx_beacon(on);
+	op_tx_tick(on, tick);
 	op_rx_tick(on, &ctl);
-	op_tx_ctl(on, &ctl);
+	op_tx_ctl_at(on, &ctl, tick);
 	op_tx_expire(on, now);
 	op_rdm_tx_tick(on, now);
 
@@ -260,6 +263,8 @@ static void op_host_down_locked(struct op_net *on)
 	WRITE_ONCE(on->up, false);
 	tops = on->tops;
 	spin_unlock_bh(&on->tx_lock);
+	/* Nobody starts it once the host is down. */
+	hrtimer_cancel(&on->push_timer);
 
 	/* After this no packet is received, and none can be sent. */
 	tops->down(on);
@@ -332,7 +337,8 @@ int op_host_set(struct op_net *on, const struct op_host_cfg *cfg)
 	on->cfg.vpeers = NULL;
 	on->cfg.nvpeers = 0;
 	on->tops = tops;
-	on->tx_since_tick = false;
+	on->tx_stale = false;
+	memset(&on->push, 0, sizeof(on->push));
 	WRITE_ONCE(on->up, true);
 	spin_unlock_bh(&on->tx_lock);
 	op_tick_start(on);
@@ -366,6 +372,8 @@ static int __net_init op_net_init(struct net *net)
 	INIT_LIST_HEAD(&on->rdm_active);
 	hrtimer_init(&on->tick, CLOCK_REALTIME, HRTIMER_MODE_ABS_SOFT);
 	on->tick.function = op_tick_fn;
+	hrtimer_init(&on->push_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	on->push_timer.function = op_tx_push_fn;
 	on->beacon_interval_us = OP_DEFAULT_BEACON_US;
 	on->link_timeout_intervals = OP_DEFAULT_LINK_TIMEOUT;
 	on->ack_timeout_ms = OP_DEFAULT_ACK_MS;

@@ -21,6 +21,7 @@
 #include "core/barrier.h"
 #include "core/clock.h"
 #include "core/pq.h"
+#include "core/push.h"
 #include "core/wire.h"
 
 struct op_net;
@@ -259,7 +260,8 @@ struct op_counters {
  *	       path and the tick, with BHs off elsewhere.
  *  tx_lock:   the clock, sequence numbers, outstanding messages and the
  *	       transport's transmit path, so that stamping order is wire
- *	       order.  BH-safe like rx_lock.
+ *	       order.  BH-safe like rx_lock.  push_timer's callback takes
+ *	       it: start that timer under it, never cancel it under it.
  *  port_lock: binding of sockets to ports (lookups are RCU).
  */
 struct op_net {
@@ -287,7 +289,8 @@ struct op_net {
 	spinlock_t tx_lock;		/* see above */
 	struct op_clock clock;		/* tx_lock */
 	u64 tx_barrier;			/* tx_lock: last barrier sent */
-	bool tx_since_tick;		/* tx_lock: uplink carried a packet */
+	bool tx_stale;			/* tx_lock: uplink lacks our news */
+	struct op_push push;		/* tx_lock: pacing of pushed beacons */
 	u64 tx_commit;			/* tx_lock: last commit barrier sent */
 	bool tx_commit_valid;		/* tx_lock: @tx_commit was sent */
 	struct list_head rdm_waitq;	/* tx_lock: op_scat waiting for window */
@@ -322,6 +325,7 @@ struct op_net {
 	u16 next_port;			/* port_lock */
 
 	struct hrtimer tick;		/* beacons, ACK flush, timeouts */
+	struct hrtimer push_timer;	/* a deferred beacon; tx_lock to arm */
 	struct op_counters __percpu *ctr;
 };
 
@@ -532,8 +536,17 @@ void op_ctl_push(struct op_net *on, struct sk_buff_head *ctl,
 		 const struct op_hdr *h);
 void op_ctl_queue(struct op_net *on, struct sk_buff_head *ctl, u8 type,
 		  u32 dst_host, u32 seq, u32 aux, u8 code);
-void op_tx_ctl(struct op_net *on, struct sk_buff_head *ctl);
-void op_tx_beacon(struct op_net *on);
+void op_tx_ctl_at(struct op_net *on, struct sk_buff_head *ctl, u64 at);
+
+/* Send control packets carrying the barrier as of now. */
+static inline void op_tx_ctl(struct op_net *on, struct sk_buff_head *ctl)
+{
+	op_tx_ctl_at(on, ctl, op_now(on));
+}
+
+void op_tx_tick(struct op_net *on, u64 tick);
+void op_tx_commit_moved(struct op_net *on);
+enum hrtimer_restart op_tx_push_fn(struct hrtimer *t);
 void op_tx_acked(struct op_net *on, u32 host, u32 lo, u32 hi);
 void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code);
 void op_tx_expire(struct op_net *on, u64 now_mono);

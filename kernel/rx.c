@@ -466,16 +466,20 @@ void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
 		op_count(on, ONEPIPE_C_RX_BEACONS);
 		break;
 	case OP_PKT_ACK:
-		if (mine && (h.flags & OP_F_RELIABLE))
+		if (mine && (h.flags & OP_F_RELIABLE)) {
 			op_rdm_acked(on, &h);
-		else if (mine)
+			op_tx_commit_moved(on);
+		} else if (mine) {
 			op_tx_acked(on, h.src_host, h.seq, h.aux);
+		}
 		break;
 	case OP_PKT_NAK:
-		if (mine && (h.flags & OP_F_RELIABLE))
+		if (mine && (h.flags & OP_F_RELIABLE)) {
 			op_rdm_naked(on, h.src_host, h.seq, h.code);
-		else if (mine)
+			op_tx_commit_moved(on);
+		} else if (mine) {
 			op_tx_naked(on, h.src_host, h.seq, h.code);
+		}
 		break;
 	}
 	consume_skb(skb);

@@ -55,7 +55,6 @@ void op_xmit(struct op_net *on, struct sk_buff *skb)
 		op_count(on, ONEPIPE_C_TX_ERRORS);
 	else
 		op_count(on, ONEPIPE_C_TX_PKTS);
-	on->tx_since_tick = true;
 }
 
 /**
@@ -111,6 +110,20 @@ static int op_build_packets(struct op_net *on, struct op_sock *os,
 	return 0;
 }
 
+/*
+ * A packet with our current barrier and commit left, and the fabric reads
+ * them from every packet: the uplink is up to date, and busy for a while
+ * (kernel/core/push.h).  Resends and probes carry an older barrier and do
+ * not count.  Caller holds tx_lock.
+ */
+static void op_tx_carried(struct op_net *on)
+{
+	if (on->beacon_barriers)
+		return;
+	on->tx_stale = false;
+	op_push_carried(&on->push, ktime_get_ns());
+}
+
 /**
  * op_xmit_msg() - write the headers of a message's packets and send them
  * @on: this host; tx_lock held
@@ -144,6 +157,7 @@ void op_xmit_msg(struct op_net *on, struct sk_buff *msg,
 		op_hdr_encode(&h, pkt->data);
 		op_xmit(on, pkt);
 	}
+	op_tx_carried(on);
 }
 
 /* Stamp a scattering: one timestamp, above all this host delivered. */
@@ -309,13 +323,16 @@ void op_ctl_queue(struct op_net *on, struct sk_buff_head *ctl, u8 type,
 }
 
 /**
- * op_tx_ctl() - send control packets built by op_ctl_queue()
+ * op_tx_ctl_at() - send control packets built by op_ctl_queue()
  * @on: this host
  * @ctl: the packets; emptied
+ * @at: wall-clock instant (op_now() time) of the barrier they carry
  *
- * Each carries the host's current barrier.
+ * Each carries the host's barrier as of @at: the tick passes its own
+ * instant, so that the ACKs it sends do not move the barrier its beacon
+ * just gave (each move makes switches push it on); the others, now.
  */
-void op_tx_ctl(struct op_net *on, struct sk_buff_head *ctl)
+void op_tx_ctl_at(struct op_net *on, struct sk_buff_head *ctl, u64 at)
 {
 	struct sk_buff *skb;
 
@@ -327,46 +344,143 @@ void op_tx_ctl(struct op_net *on, struct sk_buff_head *ctl)
 			kfree_skb(skb);
 			continue;
 		}
-		on->tx_barrier = op_clock_barrier(&on->clock, op_now(on));
+		on->tx_barrier = op_clock_barrier(&on->clock, at);
 		op_hdr_set_barrier(skb->data, on->tx_barrier);
 		if (skb->data[1] == OP_PKT_ACK)
 			op_count(on, ONEPIPE_C_TX_ACKS);
 		else if (skb->data[1] == OP_PKT_NAK)
 			op_count(on, ONEPIPE_C_TX_NAKS);
 		op_xmit(on, skb);
+		op_tx_carried(on);
 	}
 	spin_unlock_bh(&on->tx_lock);
 }
 
+/*
+ * Send a beacon carrying the barrier as of wall-clock time @at (and the
+ * commit barrier as of now, see op_xmit()).  Caller holds tx_lock.
+ */
+static void op_tx_beacon(struct op_net *on, u64 at)
+{
+	struct op_hdr h = { .type = OP_PKT_BEACON };
+	struct sk_buff *skb;
+
+	lockdep_assert_held(&on->tx_lock);
+	skb = op_pkt_alloc(on, 0, GFP_ATOMIC);
+	if (!skb)
+		return;
+	on->tx_barrier = op_clock_barrier(&on->clock, at);
+	h.src_host = on->cfg.host_id;
+	h.barrier = on->tx_barrier;
+	op_hdr_encode(&h, skb->data);
+	op_xmit(on, skb);
+	op_count(on, ONEPIPE_C_TX_BEACONS);
+	/* Up to date, but not busy: a beacon does not wait for a next one. */
+	on->tx_stale = false;
+}
+
+/* How long after one of our packets the uplink still counts as busy. */
+static u64 op_tx_busy_ns(struct op_net *on)
+{
+	return on->beacon_barriers ? 0 : op_interval_ns(on) / OP_PUSH_BUSY_DIV;
+}
+
+/*
+ * The uplink lacks news (tx_stale): beacon now if the pacing of
+ * kernel/core/push.h allows, else when it will.  Caller holds tx_lock.
+ */
+static void op_tx_push(struct op_net *on)
+{
+	u64 gap = op_interval_ns(on) / OP_PUSH_GAP_DIV, now = ktime_get_ns();
+	u64 at = op_push_time(&on->push, now, gap, op_tx_busy_ns(on));
+
+	lockdep_assert_held(&on->tx_lock);
+	if ((s64)(at - now) > 0) {
+		/* The callback takes tx_lock: start, never cancel, here. */
+		if (!hrtimer_is_queued(&on->push_timer))
+			hrtimer_start(&on->push_timer, ns_to_ktime(at),
+				      HRTIMER_MODE_ABS_SOFT);
+		return;
+	}
+	op_push_sent(&on->push, now, gap);
+	op_tx_beacon(on, op_now(on));
+}
+
 /**
- * op_tx_beacon() - send a beacon if the uplink was idle for an interval
+ * op_tx_tick() - the tick's beacon
  * @on: this host
+ * @tick: the tick's instant on this host's 1Pipe clock (op_now())
  *
- * On a transport whose packets switches do not rewrite, barriers travel
- * in beacons only, so one goes out every interval.
+ * Every host and switch ticks at the same instants.  The beacon carries
+ * the tick's instant rather than the moment the timer ran: then all idle
+ * hosts whose clocks agree promise the same barrier, and a switch's
+ * minimum moves once, when the last of them is heard, rather than a
+ * little with each (every move costs a pushed beacon downstream).  A host that sent
+ * within the busy window leaves its barrier to its next packet, and
+ * beacons only if none comes (op_tx_push()).
  *
  * Context: the tick (softirq).
  */
-void op_tx_beacon(struct op_net *on)
+void op_tx_tick(struct op_net *on, u64 tick)
 {
-	struct sk_buff *skb = NULL;
-	struct op_hdr h = { .type = OP_PKT_BEACON };
+	u64 now = ktime_get_ns(), busy = op_tx_busy_ns(on);
 
 	spin_lock_bh(&on->tx_lock);
-	if (on->up && (!on->tx_since_tick || on->beacon_barriers)) {
-		skb = op_pkt_alloc(on, 0, GFP_ATOMIC);
-		if (skb) {
-			on->tx_barrier = op_clock_barrier(&on->clock,
-							  op_now(on));
-			h.src_host = on->cfg.host_id;
-			h.barrier = on->tx_barrier;
-			op_hdr_encode(&h, skb->data);
-			op_xmit(on, skb);
-			op_count(on, ONEPIPE_C_TX_BEACONS);
-		}
-	}
-	on->tx_since_tick = false;
+	if (!on->up)
+		goto out;
+	on->tx_stale = true;
+	if (busy && on->push.carried &&
+	    (s64)(on->push.last_carried + busy - now) > 0)
+		op_tx_push(on);
+	else
+		op_tx_beacon(on, tick);
+out:
 	spin_unlock_bh(&on->tx_lock);
+}
+
+/**
+ * op_tx_commit_moved() - a reliable ACK arrived: tell the uplink
+ * @on: this host
+ *
+ * The ACK may let the commit barrier pass messages that only wait for
+ * it at their receivers.  An idle uplink would carry the news only at
+ * the next tick; a beacon now (paced, op_tx_push()) carries it at once.
+ * It is news unless a message older than the last barrier sent is still
+ * unACKed at or below the commit already sent.
+ *
+ * Context: softirq.
+ */
+void op_tx_commit_moved(struct op_net *on)
+{
+	u64 c;
+
+	spin_lock_bh(&on->tx_lock);
+	if (!on->up || !on->tx_commit_valid)
+		goto out;
+	c = op_rdm_commit(on);
+	if (op_ts_before(c, on->tx_barrier) && !op_ts_after(c, on->tx_commit))
+		goto out;
+	on->tx_stale = true;
+	op_tx_push(on);
+out:
+	spin_unlock_bh(&on->tx_lock);
+}
+
+/**
+ * op_tx_push_fn() - a deferred push fell due
+ * @t: op_net.push_timer
+ *
+ * Return: HRTIMER_NORESTART; op_tx_push() starts it again if need be.
+ */
+enum hrtimer_restart op_tx_push_fn(struct hrtimer *t)
+{
+	struct op_net *on = container_of(t, struct op_net, push_timer);
+
+	spin_lock_bh(&on->tx_lock);
+	if (on->up && on->tx_stale)
+		op_tx_push(on);
+	spin_unlock_bh(&on->tx_lock);
+	return HRTIMER_NORESTART;
 }
 
 static void op_fail_list(struct sk_buff_head *list, int code)

@@ -422,13 +422,16 @@ traffic_start()
 }
 _round=0
 
-# traffic_go: waits (up to 60 s) until every op-traffic of this round has
-# bound its socket (its log has the P line), then sets the start 1 s
-# ahead.  A process that is not bound by then would see its peers' first
-# messages refused (NOPORT): that is reported.
+# traffic_go [ALIGN OFFSET]: waits (up to 60 s) until every op-traffic of
+# this round has bound its socket (its log has the P line), then sets the
+# start 1 s ahead (with ALIGN and OFFSET, in ns: OFFSET after the first
+# multiple of ALIGN on the wall clock past that).  A process that is not
+# bound by then would see its peers' first messages refused (NOPORT):
+# that is reported.
 traffic_go()
 {
 	local e log missing deadline=$((SECONDS + 60)) f=$WORK/start.$_round
+	local start
 	while :; do
 		missing=
 		for e in "${_traffic[@]}"; do
@@ -440,8 +443,10 @@ traffic_go()
 		sleep 0.2
 	done
 	[ -z "$missing" ] || diag "not bound after 60 s:$missing"
-	echo $(($(now_ns) + 1000000000)) >"$f.tmp" && mv "$f.tmp" "$f"
-	step "${#_traffic[@]} op-traffic bound; round $_round starts in 1 s"
+	start=$(($(now_ns) + 1000000000))
+	[ -z "${1:-}" ] || start=$(((start / $1 + 1) * $1 + $2))
+	echo "$start" >"$f.tmp" && mv "$f.tmp" "$f"
+	step "${#_traffic[@]} op-traffic bound; round $_round starts at $start"
 	[ -z "$missing" ]
 }
 
