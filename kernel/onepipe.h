@@ -21,6 +21,7 @@
 #include "core/barrier.h"
 #include "core/clock.h"
 #include "core/pq.h"
+#include "core/rack.h"
 #include "core/push.h"
 #include "core/wire.h"
 
@@ -137,6 +138,15 @@ extern const struct op_transport_ops op_verbs_transport;
  * @blocked_gen: op_net.rdm_gen of the last pump that found no credit here
  * @srtt_us: smoothed ACK round-trip time, 0 until measured
  * @rttvar_us: its mean deviation
+ * @min_rtt_us: the smallest ACK round trip measured, 0 until measured
+ * @rack: RACK's loss detection state (core/rack.h)
+ * @rto_at: ktime_get_ns() when the retransmission timer expires: an RTO
+ *	after the last ACK that acked something new; 0 while nothing is in
+ *	flight
+ * @tlp_at: when the tail-loss probe goes out, 0 if none is due
+ * @reo_at: when RACK looks again at messages that may only be reordered,
+ *	0 if none may
+ * @tlp_out: a tail-loss probe went out and no ACK acked anything since
  * @probe_at: ktime_get_ns() when a window probe may go out next
  * @sync: messages were abandoned (not ACKed, not recalled): probes tell
  *	the receiver until it has skipped them
@@ -163,6 +173,12 @@ struct op_rdm_tx {
 	u32 blocked_gen;
 	u32 srtt_us;
 	u32 rttvar_us;
+	u32 min_rtt_us;
+	struct op_rack rack;
+	u64 rto_at;
+	u64 tlp_at;
+	u64 reo_at;
+	bool tlp_out;
 	u64 probe_at;
 	bool sync;
 	u32 backoff;
@@ -197,6 +213,10 @@ struct op_rdm_tx {
  * @ack_hi: last sequence number of that range
  * @ack_node: on op_net.rdm_ack_pending while a range is being built
  * @ack_ns: ktime_get_ns() of the last ACK of received messages
+ * @last: sequence number of the last message that arrived whole
+ * @prev_lo: first sequence number of the last range ACKed
+ * @prev_hi: its last
+ * @prev_valid: a range was ACKed
  *
  * All under rx_lock.
  */
@@ -215,6 +235,10 @@ struct op_rdm_rx {
 	u32 ack_hi;
 	struct list_head ack_node;
 	u64 ack_ns;
+	u32 last;
+	u32 prev_lo;
+	u32 prev_hi;
+	bool prev_valid;
 };
 
 /**

@@ -60,11 +60,15 @@ static u32 op_rdm_edge(struct op_net *on, const struct op_rdm_rx *r)
 /*
  * Queue a reliable control packet for @p about messages [@lo, @hi]: ACKs
  * carry the window, and the congestion mark is echoed on the next ACK of
- * data, DCTCP style.
+ * data, DCTCP style.  An ACK of received messages also echoes, in
+ * frag_idx, which copy of them arrived (the DATA packet's code: 0 for the
+ * first transmission, n for the n-th resend): a resent message is always
+ * ACKed alone, so that its sender can tell the resend's ACK from the
+ * original's, as TCP tells them apart by the timestamp echo.
  */
 static void op_rdm_ctl_range(struct op_net *on, struct sk_buff_head *ctl,
 			     struct op_peer *p, u8 type, u8 code, u32 lo,
-			     u32 hi)
+			     u32 hi, u8 copy)
 {
 	struct op_hdr h = {
 		.type = type,
@@ -74,6 +78,7 @@ static void op_rdm_ctl_range(struct op_net *on, struct sk_buff_head *ctl,
 		.dst_host = p->host,
 		.seq = lo,
 		.aux = type == OP_PKT_ACK ? hi : 0,
+		.frag_idx = copy,
 	};
 
 	if (type == OP_PKT_ACK) {
@@ -94,34 +99,69 @@ static void op_rdm_ctl_range(struct op_net *on, struct sk_buff_head *ctl,
 static void op_rdm_ctl(struct op_net *on, struct sk_buff_head *ctl,
 		       struct op_peer *p, u8 type, u32 seq, u8 code)
 {
-	op_rdm_ctl_range(on, ctl, p, type, code, seq, seq);
+	op_rdm_ctl_range(on, ctl, p, type, code, seq, seq, 0);
 }
 
-/* Send the ACK range being built for @p. */
+/*
+ * Send the ACK range being built for @p.  When it continues the previous
+ * range, it repeats that one too: ranges are not cumulative, and without
+ * the repeat a lost ACK would have its whole range resent.
+ */
 static void op_rdm_ack_flush(struct op_net *on, struct op_peer *p,
 			     struct sk_buff_head *ctl)
 {
 	struct op_rdm_rx *r = &p->rrx;
+	u32 lo = r->ack_lo;
 
-	op_rdm_ctl_range(on, ctl, p, OP_PKT_ACK, OP_ACK_RECEIVED, r->ack_lo,
-			 r->ack_hi);
+	if (r->prev_valid && r->prev_hi + 1 == r->ack_lo)
+		lo = r->prev_lo;
+	op_rdm_ctl_range(on, ctl, p, OP_PKT_ACK, OP_ACK_RECEIVED, lo,
+			 r->ack_hi, 0);
+	r->prev_lo = r->ack_lo;
+	r->prev_hi = r->ack_hi;
+	r->prev_valid = true;
 	list_del_init(&r->ack_node);
 	r->ack_ns = ktime_get_ns();
 }
 
 /*
- * Message @seq from @p is buffered: ACK it.  The ACK goes out at once if
- * @p heard none for an interval, so a lone message waits for nothing;
- * under load, ACKs of consecutive messages merge until the tick (or 64 of
- * them), so that a reliable message does not cost a second packet.
+ * ACK copy @copy of message @seq from @p, alone and at once, after the
+ * range being built: ACKs leave in the order their messages arrived, so
+ * the sender may take a message sent before and still unACKed for lost.
+ */
+static void op_rdm_ack_copy(struct op_net *on, struct op_peer *p, u32 seq,
+			    u8 copy, struct sk_buff_head *ctl)
+{
+	if (!list_empty(&p->rrx.ack_node))
+		op_rdm_ack_flush(on, p, ctl);
+	op_rdm_ctl_range(on, ctl, p, OP_PKT_ACK, OP_ACK_RECEIVED, seq, seq,
+			 copy);
+}
+
+/*
+ * Copy @copy of message @seq from @p is buffered: ACK it.  The ACK goes
+ * out at once if @p heard none for an interval, so a lone message waits
+ * for nothing; under load, ACKs of consecutive messages merge until the
+ * tick (or 64 of them), so that a reliable message does not cost a second
+ * packet.  A message that did not follow the previous one (one before it
+ * is missing, or it fills a hole) is ACKed at once too: the sender learns
+ * of a loss from the first and stops holding the commit barrier with the
+ * second; and so is a resent copy, alone, with its number.
  */
 static void op_rdm_ack_received(struct op_net *on, struct op_peer *p,
-				u32 seq, struct sk_buff_head *ctl)
+				u32 seq, u8 copy, struct sk_buff_head *ctl)
 {
 	struct op_rdm_rx *r = &p->rrx;
+	bool in_order = seq == r->last + 1;
 
+	r->last = seq;
+	if (copy) {
+		op_rdm_ack_copy(on, p, seq, copy, ctl);
+		r->ack_ns = ktime_get_ns();
+		return;
+	}
 	if (!list_empty(&r->ack_node)) {
-		if (seq == r->ack_hi + 1 && r->ack_hi - r->ack_lo < 63) {
+		if (in_order && r->ack_hi - r->ack_lo < 63) {
 			r->ack_hi = seq;
 			return;
 		}
@@ -130,7 +170,7 @@ static void op_rdm_ack_received(struct op_net *on, struct op_peer *p,
 	r->ack_lo = seq;
 	r->ack_hi = seq;
 	list_add_tail(&r->ack_node, &on->rdm_ack_pending);
-	if (ktime_get_ns() - r->ack_ns >= op_interval_ns(on))
+	if (!in_order || ktime_get_ns() - r->ack_ns >= op_interval_ns(on))
 		op_rdm_ack_flush(on, p, ctl);
 }
 
@@ -336,7 +376,7 @@ void op_rdm_deliver(struct op_net *on, struct sk_buff_head *ctl)
  * op_rdm_rx_msg() - a whole reliable message arrived
  * @on: this host; rx_lock held
  * @skb: the message, its op_rx_cb filled in
- * @h: header of its (last) packet
+ * @h: header of its (last) packet: its code says which copy it is
  * @ctl: the ACK is appended here
  */
 void op_rdm_rx_msg(struct op_net *on, struct sk_buff *skb,
@@ -356,7 +396,7 @@ void op_rdm_rx_msg(struct op_net *on, struct sk_buff *skb,
 	}
 	op_rdm_mark_seen(&p->rrx, h->seq);
 	p->rrx.held++;
-	op_rdm_ack_received(on, p, h->seq, ctl);
+	op_rdm_ack_received(on, p, h->seq, h->code, ctl);
 	op_pq_push(&on->rdm_pq, &OP_RX_CB(skb)->node);
 }
 
@@ -432,8 +472,7 @@ void op_rdm_rx_data(struct op_net *on, struct sk_buff *skb,
 		 * sender then times out, which is safe.
 		 */
 		if (op_rdm_refusal_known(r, h->seq))
-			op_rdm_ctl(on, ctl, p, OP_PKT_ACK, h->seq,
-				   OP_ACK_RECEIVED);
+			op_rdm_ack_copy(on, p, h->seq, h->code, ctl);
 		goto drop;
 	}
 	if ((s32)(h->seq - r->nxt) >= OP_RDM_WINDOW_MAX) {

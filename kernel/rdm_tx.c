@@ -22,6 +22,16 @@
  * say so) before the commit barrier may pass them: a scattering is
  * delivered to all of its receivers or to none.
  *
+ * Loss detection, as modern TCP does it (core/rack.c): a message is lost
+ * when one sent sufficiently later to the same receiver was ACKed (RACK,
+ * with a reordering window), and sent again at once; the tail of what is
+ * in flight, which no later ACK can vouch for, gets a probe (TLP) two
+ * round trips after the last ACK; and only if ACKs stop altogether does
+ * the retransmission timeout fire, an RTO after the last ACK that acked
+ * something new.  A timeout counted from each message's own sending would
+ * fire whenever a queue that builds under load makes the round trip grow
+ * faster than the estimate, although ACKs keep coming.
+ *
  * Flow control: each destination grants a window of sequence numbers,
  * and a congestion window in the style of DCTCP (the receiver echoes ECN
  * marks, the sender cuts in proportion to the marked fraction) limits
@@ -36,10 +46,6 @@
  */
 #include "onepipe.h"
 
-/* Longest wait between two transmissions of a message. */
-#define OP_RDM_RTO_MAX_NS	(2 * NSEC_PER_SEC)
-/* Retransmission timeout before the first round-trip sample. */
-#define OP_RDM_RTO_INIT_NS	(200 * NSEC_PER_MSEC)
 /* Most doublings of the timeout. */
 #define OP_RDM_BACKOFF_MAX	6
 
@@ -60,6 +66,7 @@ void op_rdm_peer_init(struct op_net *on, struct op_peer *p)
 	 * its scatterings half held there, which can wait on each other.
 	 */
 	p->rtx.edge = 1;
+	op_rack_reset(&p->rtx.rack);
 	p->rtx.cwnd = op_rdm_window(on);
 	p->rtx.alpha = 1024;
 	p->rrx.adv = op_rdm_window(on);
@@ -99,52 +106,99 @@ static void op_rdm_cc(struct op_net *on, struct op_rdm_tx *t, unsigned int n,
 }
 
 /*
- * Retransmission timeout towards @t, as TCP computes it: from the
- * measured round trip, doubled while timeouts go unanswered by a valid
- * sample.  Without that backoff, a round trip that grows under load past
- * the timeout would have every message resent, and Karn's rule would
- * then discard every sample that could correct it.
+ * Retransmission timeout towards @t, doubled @backoff times: srtt +
+ * 4 rttvar, at least the floor (net.onepipe.rdm_rto_min_ms) and at least
+ * a beacon interval more than srtt, since timers only fire at the tick.
+ */
+static u64 op_rdm_rto_backoff(struct op_net *on, const struct op_rdm_tx *t,
+			      unsigned int backoff)
+{
+	u64 min = (u64)READ_ONCE(on->rdm_rto_min_ms) * NSEC_PER_MSEC;
+
+	return op_rtt_rto_ns(t->srtt_us, t->rttvar_us, op_interval_ns(on), min,
+			     backoff);
+}
+
+/*
+ * The timeout as it stands, doubled while timeouts go unanswered by a
+ * valid sample: without that backoff a receiver slower than the timeout
+ * would have every message resent, and Karn's rule would then discard
+ * every sample that could correct it.
  */
 static u64 op_rdm_rto(struct op_net *on, const struct op_rdm_tx *t)
 {
-	u64 min = (u64)READ_ONCE(on->rdm_rto_min_ms) * NSEC_PER_MSEC;
-	u64 rto = ((u64)t->srtt_us + 4ULL * t->rttvar_us) * NSEC_PER_USEC;
-
-	if (!t->srtt_us)
-		rto = OP_RDM_RTO_INIT_NS;
-	rto = max(rto, min) << t->backoff;
-	return min_t(u64, rto, OP_RDM_RTO_MAX_NS);
+	return op_rdm_rto_backoff(on, t, t->backoff);
 }
 
-/* When to send @cb's message (or recall) again after its retries so far. */
+/* When to send @cb's recall again after its retries so far. */
 static u64 op_rdm_deadline(struct op_net *on, const struct op_rdm_tx *t,
 			   const struct op_msg_cb *cb, u64 now)
 {
-	u64 rto = op_rdm_rto(on, t) <<
-		  min_t(u8, cb->retries, OP_RDM_BACKOFF_MAX);
-
-	return now + min_t(u64, rto, OP_RDM_RTO_MAX_NS);
+	return now + op_rdm_rto_backoff(on, t, t->backoff +
+					min_t(u8, cb->retries,
+					      OP_RDM_BACKOFF_MAX));
 }
 
 static void op_rdm_rtt_sample(struct op_rdm_tx *t, u32 m)
 {
-	u32 err;
-
-	m = max(m, 1U);
 	t->backoff = 0;
-	if (!t->srtt_us) {
-		t->srtt_us = m;
-		t->rttvar_us = m / 2;
-		return;
-	}
-	err = m > t->srtt_us ? m - t->srtt_us : t->srtt_us - m;
-	t->rttvar_us = t->rttvar_us - t->rttvar_us / 4 + err / 4;
-	t->srtt_us = t->srtt_us - t->srtt_us / 8 + m / 8;
+	op_rtt_sample(&t->srtt_us, &t->rttvar_us, &t->min_rtt_us, m);
 }
 
 static u32 op_now_us(void)
 {
 	return (u32)div_u64(ktime_get_ns(), NSEC_PER_USEC);
+}
+
+static u32 op_ns_to_us(u64 ns)
+{
+	return (u32)div_u64(ns, NSEC_PER_USEC);
+}
+
+/* Nothing in flight towards @t: no timer runs. */
+static void op_rdm_disarm(struct op_rdm_tx *t)
+{
+	t->rto_at = 0;
+	t->tlp_at = 0;
+	t->reo_at = 0;
+	t->tlp_out = false;
+}
+
+/*
+ * After a transmission (@acked false) or an ACK that acked something new
+ * (@acked true) towards @t: the retransmission timer runs while messages
+ * are in flight, restarted by every ACK of something new; the tail-loss
+ * probe is due two round trips after the last of either (once until the
+ * next ACK), and only if it comes before the timeout.
+ */
+static void op_rdm_arm(struct op_net *on, struct op_rdm_tx *t, u64 now,
+		       bool acked)
+{
+	u64 rto, pto;
+
+	if (!t->inflight) {
+		op_rdm_disarm(t);
+		return;
+	}
+	/* A message sent when nothing was in flight starts afresh. */
+	if (!acked && t->inflight == 1)
+		op_rdm_disarm(t);
+	rto = op_rdm_rto(on, t);
+	if (acked || !t->rto_at)
+		t->rto_at = now + rto;
+	if (acked)
+		t->tlp_out = false;
+	if (t->tlp_out)
+		return;
+	/*
+	 * The receiver may hold an ACK back until its tick; half the
+	 * timeout's floor is as short as a probe can sensibly be.
+	 */
+	pto = (u64)op_tlp_pto_us(t->srtt_us,
+				 op_ns_to_us(op_interval_ns(on)),
+				 READ_ONCE(on->rdm_rto_min_ms) * 500U) *
+	      NSEC_PER_USEC;
+	t->tlp_at = pto && now + pto < t->rto_at ? now + pto : 0;
 }
 
 /**
@@ -236,10 +290,28 @@ static void op_rdm_send_recall(struct op_net *on, struct sk_buff *msg)
 	op_rdm_xmit_hdr(on, &h);
 }
 
-/* Send a message again, with its original stamp and sequence number. */
+/*
+ * Send a message again, with its original stamp and sequence number, as
+ * op_xmit_msg() sends it the first time; the header's code says which
+ * copy this is (cb->retries), and the receiver's ACK echoes it.
+ */
 static void op_rdm_resend(struct op_net *on, struct sk_buff *msg)
 {
+	const struct op_msg_cb *cb = OP_MSG_CB(msg);
+	struct op_hdr h = {
+		.type = OP_PKT_DATA,
+		.flags = cb->flags,
+		.code = cb->retries,
+		.src_host = on->cfg.host_id,
+		.dst_host = cb->dst_host,
+		.src_port = cb->src_port,
+		.dst_port = cb->dst_port,
+		.ts = cb->ts,
+		.barrier = on->tx_barrier,
+		.seq = cb->seq,
+	};
 	struct sk_buff_head wire;
+	struct sk_buff *pkt;
 
 	__skb_queue_head_init(&wire);
 	if (op_msg_packets(on, msg, &wire, GFP_ATOMIC)) {
@@ -247,7 +319,13 @@ static void op_rdm_resend(struct op_net *on, struct sk_buff *msg)
 		op_count(on, ONEPIPE_C_TX_ERRORS);
 		return;
 	}
-	op_xmit_msg(on, msg, &wire);
+	h.aux = msg->len;
+	h.frag_cnt = cb->nfrags;
+	while ((pkt = __skb_dequeue(&wire))) {
+		op_hdr_encode(&h, pkt->data);
+		op_xmit(on, pkt);
+		h.frag_idx++;
+	}
 }
 
 /* Stamp a scattering whose messages all hold a credit, and send it. */
@@ -269,7 +347,7 @@ static void op_rdm_send(struct op_net *on, struct op_sock *os)
 		cb->state = OP_RDM_SENT;
 		cb->retries = 0;
 		cb->sent_us = now_us;
-		cb->deadline = op_rdm_deadline(on, t, cb, now);
+		cb->deadline = 0;
 		__skb_queue_tail(&t->out, msg);
 		if (!t->una)
 			t->una = msg;
@@ -277,6 +355,7 @@ static void op_rdm_send(struct op_net *on, struct op_sock *os)
 			list_add_tail(&t->active, &on->rdm_active);
 		on->rdm_unacked++;
 		t->inflight++;
+		op_rdm_arm(on, t, now, false);
 		op_xmit_msg(on, msg, &sc->wire);
 	}
 	op_count(on, ONEPIPE_C_TX_SCATTERINGS);
@@ -535,12 +614,25 @@ static void op_rdm_finish(struct sk_buff_head *done, struct sk_buff_head *fail)
 		op_sock_fail(skb->sk, skb, OP_MSG_CB(skb)->state);
 }
 
-/* ACK of [lo, hi] received: those messages are buffered at the peer. */
+/*
+ * ACK of [lo, hi], of copy @copy of them, received: those messages are
+ * buffered at the peer.
+ *
+ * A resent message's ACK may be the original's (Karn's problem); the
+ * receiver ACKs a resent copy alone and echoes its number, so an ACK
+ * whose echo is not the message's last copy is an earlier copy's: it
+ * says nothing of when the ACKed copy left, and the resend was needless.
+ * Every other newly ACKed message tells RACK when it left.  One
+ * round-trip sample per ACK, from the first message it newly acks: that
+ * one waited longest in the receiver's ACK range, so the estimate covers
+ * that wait.
+ */
 static unsigned int op_rdm_mark_acked(struct op_net *on, struct op_rdm_tx *t,
-				      u32 lo, u32 hi)
+				      u32 lo, u32 hi, u16 copy)
 {
 	struct sk_buff *skb = t->una;
 	u32 now_us = op_now_us();
+	bool sampled = false, spurious = false;
 	unsigned int n = 0;
 
 	if (!skb)
@@ -552,45 +644,77 @@ static unsigned int op_rdm_mark_acked(struct op_net *on, struct op_rdm_tx *t,
 			break;
 		if ((s32)(cb->seq - lo) < 0 || cb->state != OP_RDM_SENT)
 			continue;
-		/* Karn: a resent message's ACK says nothing of the RTT. */
-		if (!cb->retries)
-			op_rdm_rtt_sample(t, now_us - cb->sent_us);
+		if (cb->retries && (lo != hi || copy != cb->retries)) {
+			spurious = true;
+		} else {
+			if (!sampled)
+				op_rdm_rtt_sample(t, now_us - cb->sent_us);
+			sampled = true;
+			op_rack_update(&t->rack, cb->sent_us, cb->seq, now_us);
+		}
 		cb->state = OP_RDM_ACKED;
 		on->rdm_unacked--;
 		t->inflight--;
 		n++;
 	}
+	/* An earlier copy arrived after all: widen the reordering window. */
+	if (spurious)
+		op_rack_spurious(&t->rack);
 	if (n)
 		op_rdm_una_from(t, t->una);
 	return n;
 }
 
 /*
- * Fast retransmit: the path is FIFO and receivers ACK in arrival order,
- * so a message sent before [@lo, ...] and still unACKed when that ACK
- * comes was lost (or its ACK was).  Send it again now, once, instead of
- * stalling every receiver's commit barrier for a timeout.
+ * RACK: send again, at once, every message of @t sent before the most
+ * recently sent one that was ACKed, if it has been out longer than that
+ * one's round trip plus the reordering window; arm @t->reo_at for those
+ * that have not yet.  On a FIFO path their ACKs would have come first,
+ * so they (or their ACKs) were lost, and waiting for a timeout would
+ * stall every receiver's commit barrier.  The walk stops at the first
+ * message sent once and after that one, so it covers what the ACK walk
+ * covered.  A message out of retries is left to the timeout, which
+ * gives its receiver up.
  */
-static void op_rdm_fast_resend(struct op_net *on, struct op_rdm_tx *t, u32 lo)
+static void op_rdm_rack_detect(struct op_net *on, struct op_rdm_tx *t,
+			       u64 now)
 {
+	unsigned int budget = READ_ONCE(on->rdm_retries);
 	struct sk_buff *skb = t->una;
-	u64 now = ktime_get_ns();
+	u32 now_us = op_ns_to_us(now), reo, left;
+	bool lost = false;
 
-	if (!skb)
+	t->reo_at = 0;
+	if (!skb || !t->rack.valid)
 		return;
+	reo = op_rack_reo_wnd_us(&t->rack, t->min_rtt_us, t->srtt_us, 0);
 	skb_queue_walk_from(&t->out, skb) {
 		struct op_msg_cb *cb = OP_MSG_CB(skb);
 
-		if ((s32)(cb->seq - lo) >= 0)
+		left = op_rack_left_us(&t->rack, reo, cb->sent_us, cb->seq,
+				       now_us);
+		/* Sent once, after it: so were all the later ones. */
+		if (left == OP_RACK_UNKNOWN && !cb->retries)
 			break;
-		if (cb->state != OP_RDM_SENT || cb->retries)
+		if (cb->state != OP_RDM_SENT || left == OP_RACK_UNKNOWN)
+			continue;
+		if (left) {
+			u64 at = now + (u64)left * NSEC_PER_USEC;
+
+			if (!t->reo_at || (s64)(at - t->reo_at) < 0)
+				t->reo_at = at;
+			continue;
+		}
+		if (cb->retries >= budget)
 			continue;
 		cb->retries++;
-		cb->sent_us = op_now_us();
-		cb->deadline = op_rdm_deadline(on, t, cb, now);
+		cb->sent_us = now_us;
 		op_rdm_resend(on, skb);
 		op_count(on, ONEPIPE_C_RETRANSMITS);
+		lost = true;
 	}
+	if (lost)
+		op_rack_detected(&t->rack);
 }
 
 /* ACK of a recall: the peer discarded [lo, hi]. */
@@ -646,10 +770,14 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 	    (s32)(h->seq + 1 - op_rdm_settled(t)) >= 0)
 		t->sync = false;
 	if (h->code == OP_ACK_RECEIVED) {
-		n = op_rdm_mark_acked(on, t, h->seq, h->aux);
+		n = op_rdm_mark_acked(on, t, h->seq, h->aux, h->frag_idx);
 		op_rdm_cc(on, t, n, h->flags & OP_F_ECE, h->aux);
-		if (n)
-			op_rdm_fast_resend(on, t, h->seq);
+		if (n) {
+			u64 now = ktime_get_ns();
+
+			op_rdm_rack_detect(on, t, now);
+			op_rdm_arm(on, t, now, true);
+		}
 	} else if (h->code == OP_ACK_RECALLED) {
 		op_rdm_mark_recalled(on, t, h->seq, h->aux, &fail);
 	}
@@ -732,6 +860,9 @@ static void op_rdm_unreachable_locked(struct op_net *on, struct op_peer *p,
 	t->backoff = 0;
 	t->srtt_us = 0;
 	t->rttvar_us = 0;
+	t->min_rtt_us = 0;
+	op_rack_reset(&t->rack);
+	op_rdm_disarm(t);
 }
 
 /**
@@ -760,37 +891,117 @@ void op_rdm_peer_unreachable(struct op_net *on, u32 host)
 }
 
 /*
- * Send again what has waited longer than its timeout.  Returns a peer
- * whose message exhausted the retry budget, or NULL.
+ * Tail-loss probe: no ACK for two round trips.  If the last message was
+ * lost, no later ACK can make RACK notice it: send it again; the ACK of
+ * this copy lets RACK judge everything sent before.  One probe, then the
+ * timeout.
  */
-static struct op_peer *op_rdm_resend_due(struct op_net *on, u64 now)
+static void op_rdm_tlp(struct op_net *on, struct op_rdm_tx *t, u64 now)
+{
+	unsigned int budget = READ_ONCE(on->rdm_retries);
+	struct sk_buff *skb;
+
+	t->tlp_at = 0;
+	t->tlp_out = true;
+	skb_queue_reverse_walk(&t->out, skb) {
+		struct op_msg_cb *cb = OP_MSG_CB(skb);
+
+		if (cb->state != OP_RDM_SENT)
+			continue;
+		if (cb->retries >= budget)
+			return;
+		cb->retries++;
+		cb->sent_us = op_ns_to_us(now);
+		op_rdm_resend(on, skb);
+		op_count(on, ONEPIPE_C_RETRANSMITS);
+		return;
+	}
+}
+
+/*
+ * Retransmission timeout: nothing was ACKed for an RTO.  Send the first
+ * unACKed message again and back off, as TCP does.  If the receiver only
+ * fell silent for a while (a stalled CPU, a long queue), the originals'
+ * ACKs come before this copy's and nothing more is resent; if messages
+ * were lost, this copy's ACK lets RACK resend at once all that was sent
+ * before it.  False if it is out of retries: the receiver is given up.
+ */
+static bool op_rdm_timeout(struct op_net *on, struct op_rdm_tx *t, u64 now)
+{
+	unsigned int budget = READ_ONCE(on->rdm_retries);
+	struct sk_buff *skb = t->una;
+
+	if (skb) {
+		skb_queue_walk_from(&t->out, skb) {
+			struct op_msg_cb *cb = OP_MSG_CB(skb);
+
+			if (cb->state != OP_RDM_SENT)
+				continue;
+			if (cb->retries >= budget)
+				return false;
+			cb->retries++;
+			cb->sent_us = op_ns_to_us(now);
+			op_rdm_resend(on, skb);
+			op_count(on, ONEPIPE_C_RETRANSMITS);
+			break;
+		}
+	}
+	if (t->backoff < OP_RDM_BACKOFF_MAX)
+		t->backoff++;
+	t->rto_at = now + op_rdm_rto(on, t);
+	/* No probe until an ACK answers. */
+	t->tlp_at = 0;
+	t->tlp_out = true;
+	return true;
+}
+
+/*
+ * Run the loss-detection timers of every peer that has messages in
+ * flight.  Returns a peer whose message exhausted the retry budget, or
+ * NULL.
+ */
+static struct op_peer *op_rdm_timers(struct op_net *on, u64 now)
+{
+	struct op_rdm_tx *t;
+
+	list_for_each_entry(t, &on->rdm_active, active) {
+		if (!t->inflight) {
+			op_rdm_disarm(t);
+			continue;
+		}
+		if (t->reo_at && (s64)(now - t->reo_at) >= 0)
+			op_rdm_rack_detect(on, t, now);
+		if (t->tlp_at && (s64)(now - t->tlp_at) >= 0)
+			op_rdm_tlp(on, t, now);
+		if (t->rto_at && (s64)(now - t->rto_at) >= 0 &&
+		    !op_rdm_timeout(on, t, now))
+			return container_of(t, struct op_peer, rtx);
+	}
+	return NULL;
+}
+
+/*
+ * Send again the recalls that have waited longer than their timeout.
+ * Returns a peer whose recall exhausted the retry budget, or NULL.
+ */
+static struct op_peer *op_rdm_recall_due(struct op_net *on, u64 now)
 {
 	unsigned int budget = READ_ONCE(on->rdm_retries);
 	struct op_rdm_tx *t;
 	struct sk_buff *skb;
 
 	list_for_each_entry(t, &on->rdm_active, active) {
-		bool timed_out = false;
-
 		skb_queue_walk(&t->out, skb) {
 			struct op_msg_cb *cb = OP_MSG_CB(skb);
 
-			if (cb->state == OP_RDM_ACKED ||
+			if (cb->state != OP_RDM_RECALLING ||
 			    (s64)(now - cb->deadline) < 0)
 				continue;
 			if (cb->retries >= budget)
 				return container_of(t, struct op_peer, rtx);
-			/* One doubling per scan, however many timed out. */
-			if (!timed_out && t->backoff < OP_RDM_BACKOFF_MAX)
-				t->backoff++;
-			timed_out = true;
 			cb->retries++;
-			cb->sent_us = op_now_us();
 			cb->deadline = op_rdm_deadline(on, t, cb, now);
-			if (cb->state == OP_RDM_SENT)
-				op_rdm_resend(on, skb);
-			else
-				op_rdm_send_recall(on, skb);
+			op_rdm_send_recall(on, skb);
 			op_count(on, ONEPIPE_C_RETRANSMITS);
 		}
 	}
@@ -828,7 +1039,8 @@ static void op_rdm_probe(struct op_net *on, u64 now)
 }
 
 /**
- * op_rdm_tx_tick() - retransmissions, retry budget, probes, settling
+ * op_rdm_tx_tick() - loss detection timers, recalls, retry budget, probes,
+ *	settling
  * @on: this host
  * @now: ktime_get_ns()
  *
@@ -845,9 +1057,12 @@ void op_rdm_tx_tick(struct op_net *on, u64 now)
 	spin_lock_bh(&on->tx_lock);
 	if (!on->up)
 		goto out;
+	while ((dead = op_rdm_timers(on, now)))
+		op_rdm_unreachable_locked(on, dead, &fail);
+	/* Recalls are rare: their timeouts are only looked at now and then. */
 	if ((s64)(now - on->rdm_retx_at) >= 0) {
 		on->rdm_retx_at = now + scan;
-		while ((dead = op_rdm_resend_due(on, now)))
+		while ((dead = op_rdm_recall_due(on, now)))
 			op_rdm_unreachable_locked(on, dead, &fail);
 	}
 	op_rdm_pump(on, &fail);
@@ -888,6 +1103,7 @@ void op_rdm_fail_all(struct op_net *on, int code)
 		skb_queue_splice_tail_init(&t->out, &fail);
 		t->una = NULL;
 		t->inflight = 0;
+		op_rdm_disarm(t);
 		list_del_init(&t->active);
 	}
 	on->rdm_unacked = 0;

@@ -27,6 +27,12 @@
  * the barrier and commit fields and the flags that say whether they are
  * valid; a reliable DATA packet's ts is never taken as a barrier, since a
  * retransmission keeps its original, possibly old, timestamp.
+ *
+ * Reliable DATA carries its copy number in code (0: first sent, n: n-th
+ * resend), and the reliable ACK of received messages echoes it in
+ * frag_idx; a resent copy is ACKed alone.  So the sender knows which copy
+ * an ACK is for (Karn's problem): only then does it time the round trip
+ * or let RACK judge the messages sent before (kernel/rdm_tx.c).
  */
 #ifndef _ONEPIPE_CORE_WIRE_H
 #define _ONEPIPE_CORE_WIRE_H
