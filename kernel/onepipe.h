@@ -322,6 +322,8 @@ struct op_net {
 	u32 rdm_gen;			/* tx_lock: pump generation */
 	u32 rdm_win_gen;		/* tx_lock: bumped when a peer's win changes */
 	u32 rdm_unacked;		/* tx_lock: reliable msgs not yet ACKed */
+	u64 rdm_last_ts;		/* tx_lock: stamp of the last one sent */
+	bool rdm_sent;			/* tx_lock: @rdm_last_ts is valid */
 	u64 rdm_retx_at;		/* tx_lock: next retransmission scan */
 
 	spinlock_t rx_lock;		/* see above */
@@ -587,6 +589,7 @@ void op_rdm_tx_tick(struct op_net *on, u64 now_mono);
 void op_rdm_fail_all(struct op_net *on, int code);
 void op_rdm_forget_sock(struct op_net *on, struct op_sock *os);
 u64 op_rdm_commit(struct op_net *on);
+bool op_rdm_commit_news(struct op_net *on);
 void op_rdm_peer_init(struct op_net *on, struct op_peer *p);
 
 /* rdm_rx.c: the reliable service, receiving half */

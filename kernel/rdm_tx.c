@@ -155,24 +155,33 @@ static u32 op_ns_to_us(u64 ns)
 	return (u32)div_u64(ns, NSEC_PER_USEC);
 }
 
-/* Nothing in flight towards @t: no timer runs. */
+/*
+ * Nothing in flight towards @t: no timer runs, and RACK forgets the last
+ * delivered message.  Its send time is a u32 microsecond clock: after
+ * half an hour of quiet it would seem to lie in the future, and every
+ * message sent since would look sent before it, hence lost.
+ */
 static void op_rdm_disarm(struct op_rdm_tx *t)
 {
 	t->rto_at = 0;
 	t->tlp_at = 0;
 	t->reo_at = 0;
 	t->tlp_out = false;
+	t->rack.valid = false;
 }
 
 /*
  * After a transmission (@acked false) or an ACK that acked something new
  * (@acked true) towards @t: the retransmission timer runs while messages
- * are in flight, restarted by every ACK of something new; the tail-loss
- * probe is due two round trips after the last of either (once until the
- * next ACK), and only if it comes before the timeout.
+ * are in flight, restarted when the oldest unACKed message was ACKed
+ * (@una_moved, TCP's "ACK of new data"; an ACK of later messages only
+ * must not postpone the timeout of one that RACK cannot resend any
+ * more); the tail-loss probe is due two round trips after the last
+ * transmission or ACK (once until the next ACK), and only if it comes
+ * before the timeout.
  */
 static void op_rdm_arm(struct op_net *on, struct op_rdm_tx *t, u64 now,
-		       bool acked)
+		       bool acked, bool una_moved)
 {
 	u64 rto, pto;
 
@@ -184,7 +193,7 @@ static void op_rdm_arm(struct op_net *on, struct op_rdm_tx *t, u64 now,
 	if (!acked && t->inflight == 1)
 		op_rdm_disarm(t);
 	rto = op_rdm_rto(on, t);
-	if (acked || !t->rto_at)
+	if (una_moved || !t->rto_at)
 		t->rto_at = now + rto;
 	if (acked)
 		t->tlp_out = false;
@@ -220,6 +229,31 @@ u64 op_rdm_commit(struct op_net *on)
 		if (t->una)
 			c = op_ts_min(c, OP_MSG_CB(t->una)->ts);
 	return c;
+}
+
+/**
+ * op_rdm_commit_news() - would a beacon now tell receivers news?
+ * @on: this host; tx_lock held
+ *
+ * Receivers hold a reliable message until the commit barrier passes it.
+ * A fresh commit barrier is news when no message at or below the one
+ * last sent is still unACKed (else it cannot move past it) and some
+ * message sent is at or above it (else nobody waits for it to move).
+ *
+ * Return: whether it is news.
+ */
+bool op_rdm_commit_news(struct op_net *on)
+{
+	struct op_rdm_tx *t;
+
+	lockdep_assert_held(&on->tx_lock);
+	if (!on->rdm_sent || !on->tx_commit_valid ||
+	    op_ts_before(on->rdm_last_ts, on->tx_commit))
+		return false;
+	list_for_each_entry(t, &on->rdm_active, active)
+		if (t->una && !op_ts_after(OP_MSG_CB(t->una)->ts, on->tx_commit))
+			return false;
+	return true;
 }
 
 /* Every message below this is settled: ACKed, failed or recalled. */
@@ -337,6 +371,9 @@ static void op_rdm_send(struct op_net *on, struct op_sock *os)
 	u32 now_us = op_now_us();
 	struct sk_buff *msg;
 
+	on->rdm_last_ts = ts;
+	on->rdm_sent = true;
+
 	while ((msg = __skb_dequeue(&sc->msgs))) {
 		struct op_msg_cb *cb = OP_MSG_CB(msg);
 		struct op_rdm_tx *t = &cb->peer->rtx;
@@ -355,7 +392,7 @@ static void op_rdm_send(struct op_net *on, struct op_sock *os)
 			list_add_tail(&t->active, &on->rdm_active);
 		on->rdm_unacked++;
 		t->inflight++;
-		op_rdm_arm(on, t, now, false);
+		op_rdm_arm(on, t, now, false, false);
 		op_xmit_msg(on, msg, &sc->wire);
 	}
 	op_count(on, ONEPIPE_C_TX_SCATTERINGS);
@@ -770,13 +807,15 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 	    (s32)(h->seq + 1 - op_rdm_settled(t)) >= 0)
 		t->sync = false;
 	if (h->code == OP_ACK_RECEIVED) {
+		struct sk_buff *una = t->una;
+
 		n = op_rdm_mark_acked(on, t, h->seq, h->aux, h->frag_idx);
 		op_rdm_cc(on, t, n, h->flags & OP_F_ECE, h->aux);
 		if (n) {
 			u64 now = ktime_get_ns();
 
 			op_rdm_rack_detect(on, t, now);
-			op_rdm_arm(on, t, now, true);
+			op_rdm_arm(on, t, now, true, t->una != una);
 		}
 	} else if (h->code == OP_ACK_RECALLED) {
 		op_rdm_mark_recalled(on, t, h->seq, h->aux, &fail);
@@ -969,13 +1008,19 @@ static struct op_peer *op_rdm_timers(struct op_net *on, u64 now)
 			op_rdm_disarm(t);
 			continue;
 		}
-		if (t->reo_at && (s64)(now - t->reo_at) >= 0)
-			op_rdm_rack_detect(on, t, now);
-		if (t->tlp_at && (s64)(now - t->tlp_at) >= 0)
+		/*
+		 * One of the three per pass, the strongest due: each resends,
+		 * and a second copy of the same message in one pass would
+		 * only burn a retry and make its ACK look needless.
+		 */
+		if (t->rto_at && (s64)(now - t->rto_at) >= 0) {
+			if (!op_rdm_timeout(on, t, now))
+				return container_of(t, struct op_peer, rtx);
+		} else if (t->tlp_at && (s64)(now - t->tlp_at) >= 0) {
 			op_rdm_tlp(on, t, now);
-		if (t->rto_at && (s64)(now - t->rto_at) >= 0 &&
-		    !op_rdm_timeout(on, t, now))
-			return container_of(t, struct op_peer, rtx);
+		} else if (t->reo_at && (s64)(now - t->reo_at) >= 0) {
+			op_rdm_rack_detect(on, t, now);
+		}
 	}
 	return NULL;
 }

@@ -439,26 +439,20 @@ out:
 }
 
 /**
- * op_tx_commit_moved() - a reliable ACK arrived: tell the uplink
+ * op_tx_commit_moved() - a reliable ACK or NAK arrived: tell the uplink
  * @on: this host
  *
- * The ACK may let the commit barrier pass messages that only wait for
- * it at their receivers.  An idle uplink would carry the news only at
- * the next tick; a beacon now (paced, op_tx_push()) carries it at once.
- * It is news unless a message older than the last barrier sent is still
- * unACKed at or below the commit already sent.
+ * It may let the commit barrier pass messages that only wait for it at
+ * their receivers (op_rdm_commit_news()).  An idle uplink would carry
+ * the news only at the next tick; a beacon now (paced, op_tx_push())
+ * carries it at once.
  *
  * Context: softirq.
  */
 void op_tx_commit_moved(struct op_net *on)
 {
-	u64 c;
-
 	spin_lock_bh(&on->tx_lock);
-	if (!on->up || !on->tx_commit_valid)
-		goto out;
-	c = op_rdm_commit(on);
-	if (op_ts_before(c, on->tx_barrier) && !op_ts_after(c, on->tx_commit))
+	if (!on->up || !op_rdm_commit_news(on))
 		goto out;
 	on->tx_stale = true;
 	op_tx_push(on);
