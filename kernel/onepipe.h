@@ -553,6 +553,8 @@ struct sk_buff *op_pkt_alloc(struct op_net *on, unsigned int payload,
 void op_xmit(struct op_net *on, struct sk_buff *skb);
 int op_msg_packets(struct op_net *on, struct sk_buff *msg,
 		   struct sk_buff_head *wire, gfp_t gfp);
+void op_xmit_copy(struct op_net *on, struct sk_buff *msg,
+		  struct sk_buff_head *wire, u8 copy);
 void op_xmit_msg(struct op_net *on, struct sk_buff *msg,
 		 struct sk_buff_head *wire);
 u64 op_tx_stamp(struct op_net *on, struct op_sock *os);

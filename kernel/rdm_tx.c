@@ -331,21 +331,7 @@ static void op_rdm_send_recall(struct op_net *on, struct sk_buff *msg)
  */
 static void op_rdm_resend(struct op_net *on, struct sk_buff *msg)
 {
-	const struct op_msg_cb *cb = OP_MSG_CB(msg);
-	struct op_hdr h = {
-		.type = OP_PKT_DATA,
-		.flags = cb->flags,
-		.code = cb->retries,
-		.src_host = on->cfg.host_id,
-		.dst_host = cb->dst_host,
-		.src_port = cb->src_port,
-		.dst_port = cb->dst_port,
-		.ts = cb->ts,
-		.barrier = on->tx_barrier,
-		.seq = cb->seq,
-	};
 	struct sk_buff_head wire;
-	struct sk_buff *pkt;
 
 	__skb_queue_head_init(&wire);
 	if (op_msg_packets(on, msg, &wire, GFP_ATOMIC)) {
@@ -353,13 +339,7 @@ static void op_rdm_resend(struct op_net *on, struct sk_buff *msg)
 		op_count(on, ONEPIPE_C_TX_ERRORS);
 		return;
 	}
-	h.aux = msg->len;
-	h.frag_cnt = cb->nfrags;
-	while ((pkt = __skb_dequeue(&wire))) {
-		op_hdr_encode(&h, pkt->data);
-		op_xmit(on, pkt);
-		h.frag_idx++;
-	}
+	op_xmit_copy(on, msg, &wire, OP_MSG_CB(msg)->retries);
 }
 
 /* Stamp a scattering whose messages all hold a credit, and send it. */

@@ -125,21 +125,25 @@ static void op_tx_carried(struct op_net *on)
 }
 
 /**
- * op_xmit_msg() - write the headers of a message's packets and send them
+ * op_xmit_copy() - write the headers of a message's packets and send them
  * @on: this host; tx_lock held
  * @msg: the message, stamped and numbered (its cb says everything)
  * @wire: holds the message's packets first, as op_msg_packets() made them
+ * @copy: 0 the first time; a reliable resend says which copy it is
+ *	(kernel/core/wire.h)
  *
- * A scattering's packets carry its timestamp as their barrier: the
- * scattering's later messages have the same stamp.
+ * The packets carry the last barrier sent: for a first transmission
+ * that is the scattering's own stamp, since its later messages have the
+ * same one.
  */
-void op_xmit_msg(struct op_net *on, struct sk_buff *msg,
-		 struct sk_buff_head *wire)
+void op_xmit_copy(struct op_net *on, struct sk_buff *msg,
+		  struct sk_buff_head *wire, u8 copy)
 {
 	const struct op_msg_cb *cb = OP_MSG_CB(msg);
 	struct op_hdr h = {
 		.type = OP_PKT_DATA,
 		.flags = cb->flags,
+		.code = copy,
 		.src_host = on->cfg.host_id,
 		.dst_host = cb->dst_host,
 		.src_port = cb->src_port,
@@ -157,6 +161,18 @@ void op_xmit_msg(struct op_net *on, struct sk_buff *msg,
 		op_hdr_encode(&h, pkt->data);
 		op_xmit(on, pkt);
 	}
+}
+
+/**
+ * op_xmit_msg() - send a message the first time
+ * @on: this host; tx_lock held
+ * @msg: the message, stamped and numbered
+ * @wire: holds its packets first, as op_msg_packets() made them
+ */
+void op_xmit_msg(struct op_net *on, struct sk_buff *msg,
+		 struct sk_buff_head *wire)
+{
+	op_xmit_copy(on, msg, wire, 0);
 	op_tx_carried(on);
 }
 

@@ -395,29 +395,31 @@ static void cmd_rx_bad(char **a, int n)
 	do_rx(port(a[0]), tm(a[1]));
 }
 
-static void cmd_tick(char **a, int n)
+/* The c.nb beacons in c.b were sent, successfully. */
+static void beacons_sent(void)
 {
 	unsigned int i;
 
-	if (n != 1)
-		die("tick TIME", NULL);
-	c.nb = sw_tick(&c.sw, tm(a[0]), c.b);
 	c.have_tick = true;
 	for (i = 0; i < c.nb; i++)
 		sw_tx_result(&c.sw, c.b[i].port, true, true);
 }
 
+static void cmd_tick(char **a, int n)
+{
+	if (n != 1)
+		die("tick TIME", NULL);
+	c.nb = sw_tick(&c.sw, tm(a[0]), c.b);
+	beacons_sent();
+}
+
 /* push TIME: the pushes due (sw_push()), checked like a tick's beacons. */
 static void cmd_push(char **a, int n)
 {
-	unsigned int i;
-
 	if (n != 1)
 		die("push TIME", NULL);
 	c.nb = sw_push(&c.sw, tm(a[0]), c.b);
-	c.have_tick = true;
-	for (i = 0; i < c.nb; i++)
-		sw_tx_result(&c.sw, c.b[i].port, true, true);
+	beacons_sent();
 }
 
 /* expect-push-due TIME|-: the next push's due time (- = no port stale) */
