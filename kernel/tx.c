@@ -431,9 +431,9 @@ static void op_tx_push(struct op_net *on)
  * the tick's instant rather than the moment the timer ran: then all idle
  * hosts whose clocks agree promise the same barrier, and a switch's
  * minimum moves once, when the last of them is heard, rather than a
- * little with each (every move costs a pushed beacon downstream).  A host that sent
- * within the busy window leaves its barrier to its next packet, and
- * beacons only if none comes (op_tx_push()).
+ * little with each (every move costs a pushed beacon downstream).  A
+ * host that sent within the busy window leaves its barrier to its next
+ * packet, and beacons only if none comes (op_tx_push()).
  *
  * Context: the tick (softirq).
  */
