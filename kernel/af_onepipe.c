@@ -366,6 +366,20 @@ static void op_wait_stamped(struct sock *sk, long *timeo)
 #define OP_SEND_FLAGS (MSG_DONTWAIT | MSG_MORE | MSG_BATCH | MSG_NOSIGNAL | \
 		       MSG_EOR | MSG_CMSG_COMPAT)
 
+/*
+ * A reliable message to a host the controller declared failed could only
+ * be recalled: the scattering is refused before it is stamped.
+ */
+static int op_dst_failed(struct op_net *on, struct sock *sk, u32 host)
+{
+	struct op_peer *p;
+
+	if (!op_sk_reliable(sk) || likely(!READ_ONCE(on->nfailed)))
+		return 0;
+	p = xa_load(&on->peers, host);
+	return p && READ_ONCE(p->failed) ? -EHOSTDOWN : 0;
+}
+
 /* What makes a message unsendable on its own; its destination to @dst. */
 static int op_msg_check(struct sock *sk, struct msghdr *msg, size_t len,
 			struct sockaddr_onepipe *dst)
@@ -391,7 +405,7 @@ static int op_msg_check(struct sock *sk, struct msghdr *msg, size_t len,
 	} else {
 		return -EDESTADDRREQ;
 	}
-	return 0;
+	return op_dst_failed(op_net(sock_net(sk)), sk, dst->sop_host);
 }
 
 /* What makes the scattering unsendable once the message joins it. */
@@ -628,6 +642,17 @@ static int op_setsockopt(struct socket *sock, int level, int optname,
 		os->ordered = !!val;
 		release_sock(sock->sk);
 		return 0;
+	case ONEPIPE_FAILURE_ACK: {
+		u32 epoch;
+
+		if (!op_sk_reliable(sock->sk))
+			return -ENOPROTOOPT;
+		if (optlen < sizeof(epoch))
+			return -EINVAL;
+		if (copy_from_sockptr(&epoch, optval, sizeof(epoch)))
+			return -EFAULT;
+		return op_fail_ack(op_net(sock_net(sock->sk)), os, epoch);
+	}
 	case ONEPIPE_TIMESTAMP:
 	case ONEPIPE_LAST_TS:
 	case ONEPIPE_BARRIER:

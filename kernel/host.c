@@ -32,6 +32,12 @@ unsigned int op_net_id __read_mostly;
 #define OP_DEFAULT_RDM_WINDOW	256
 #define OP_DEFAULT_RDM_RTO_MS	20
 #define OP_DEFAULT_RDM_RETRIES	8
+/*
+ * An application that does not acknowledge a process-failure notification
+ * holds delivery on its socket this long: long enough for a callback to
+ * run, short enough that one that ignores them only sees a hiccup.
+ */
+#define OP_DEFAULT_FAIL_HOLD_MS	500
 
 static int op_beacon_min = 10, op_beacon_max = 1000000;
 static int op_timeout_min = 2, op_timeout_max = 1000;
@@ -40,6 +46,7 @@ static int op_skew_min = -2000000000, op_skew_max = 2000000000;
 static int op_window_min = 1, op_window_max = OP_RDM_WINDOW_MAX;
 static int op_rto_min = 1, op_rto_max = 10000;
 static int op_retries_min, op_retries_max = 30;
+static int op_hold_max = 600000;
 
 static struct ctl_table op_sysctl_template[] = {
 	{
@@ -99,6 +106,22 @@ static struct ctl_table op_sysctl_template[] = {
 		.extra1		= &op_retries_min,
 		.extra2		= &op_retries_max,
 	},
+	{
+		.procname	= "controlled",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
+	},
+	{
+		.procname	= "failure_hold_ms",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &op_hold_max,
+	},
 	{ }
 };
 
@@ -117,6 +140,8 @@ int op_net_sysctl_register(struct op_net *on)
 	t[4].data = &on->rdm_window;
 	t[5].data = &on->rdm_rto_min_ms;
 	t[6].data = &on->rdm_retries;
+	t[7].data = &on->controlled;
+	t[8].data = &on->failure_hold_ms;
 	on->sysctl_hdr = register_net_sysctl(on->net, "net/onepipe", t);
 	if (!on->sysctl_hdr) {
 		kfree(t);
@@ -220,6 +245,7 @@ static enum hrtimer_restart op_tick_fn(struct hrtimer *t)
 	op_tx_ctl_at(on, &ctl, tick);
 	op_tx_expire(on, now);
 	op_rdm_tx_tick(on, now);
+	op_fail_tick(on);
 
 	now = ktime_get_real_ns();
 	hrtimer_set_expires(t, ns_to_ktime((div64_u64(now, iv) + 1) * iv));
@@ -380,6 +406,7 @@ static int __net_init op_net_init(struct net *net)
 	on->rdm_window = OP_DEFAULT_RDM_WINDOW;
 	on->rdm_rto_min_ms = OP_DEFAULT_RDM_RTO_MS;
 	on->rdm_retries = OP_DEFAULT_RDM_RETRIES;
+	on->failure_hold_ms = OP_DEFAULT_FAIL_HOLD_MS;
 
 	on->ctr = alloc_percpu(struct op_counters);
 	if (!on->ctr)

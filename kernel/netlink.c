@@ -49,7 +49,43 @@ static const struct nla_policy op_nl_policy[ONEPIPE_A_MAX + 1] = {
 	[ONEPIPE_A_VERBS_PEERS]	= NLA_POLICY_NESTED_ARRAY(op_nl_vpeer_policy),
 };
 
+/* ONEPIPE_CMD_FAIL: strict, its own attributes only. */
+static const struct nla_policy op_nl_fail_policy[ONEPIPE_A_MAX + 1] = {
+	[ONEPIPE_A_EPOCH]	= NLA_POLICY_MIN(NLA_U32, 1),
+	[ONEPIPE_A_FAIL_HOST]	= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&op_host_id_range),
+	[ONEPIPE_A_FAIL_TS]	= { .type = NLA_U64 },
+};
+
+/* ONEPIPE_CMD_REJOIN: FAIL_TS is the new incarnation's first stamp. */
+static const struct nla_policy op_nl_rejoin_policy[ONEPIPE_A_MAX + 1] = {
+	[ONEPIPE_A_EPOCH]	= NLA_POLICY_MIN(NLA_U32, 1),
+	[ONEPIPE_A_FAIL_HOST]	= NLA_POLICY_FULL_RANGE(NLA_U32,
+							&op_host_id_range),
+	[ONEPIPE_A_FAIL_TS]	= { .type = NLA_U64 },
+};
+
 static struct genl_family op_genl_family;
+
+/* Multicast groups; the index is what genlmsg_multicast_netns() takes. */
+enum op_nl_mcgrp {
+	OP_NL_MCGRP_CTL,
+};
+
+/* Failure reports are the controller's business only. */
+static const struct genl_multicast_group op_nl_mcgrps[] = {
+	[OP_NL_MCGRP_CTL] = {
+		.name	= ONEPIPE_GENL_MCGRP_CTL,
+		.flags	= GENL_MCAST_CAP_NET_ADMIN,
+	},
+};
+
+/*
+ * Events may be sent while the family is registered: module exit clears
+ * this (and waits out every sender) before it unregisters the family,
+ * while hosts may still tick.
+ */
+static bool op_nl_live;
 
 static int op_nl_put_counters(struct sk_buff *msg, struct op_net *on)
 {
@@ -109,7 +145,9 @@ static int op_nl_fill_host(struct sk_buff *msg, struct op_net *on)
 	    nla_put_u32(msg, ONEPIPE_A_REORDER_DEPTH, depth) ||
 	    nla_put_u64_64bit(msg, ONEPIPE_A_TX_COMMIT, txc, ONEPIPE_A_PAD) ||
 	    nla_put_u32(msg, ONEPIPE_A_RDM_WAITING, waiting) ||
-	    nla_put_u32(msg, ONEPIPE_A_RDM_UNACKED, unacked))
+	    nla_put_u32(msg, ONEPIPE_A_RDM_UNACKED, unacked) ||
+	    nla_put_u32(msg, ONEPIPE_A_CONTROLLED,
+			READ_ONCE(on->controlled)))
 		return -EMSGSIZE;
 	if (has_rxc &&
 	    nla_put_u64_64bit(msg, ONEPIPE_A_RX_COMMIT, rxc, ONEPIPE_A_PAD))
@@ -565,6 +603,222 @@ static int op_nl_peer_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return skb->len;
 }
 
+static int op_nl_fail(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	u64 ts;
+
+	if (GENL_REQ_ATTR_CHECK(info, ONEPIPE_A_EPOCH) ||
+	    GENL_REQ_ATTR_CHECK(info, ONEPIPE_A_FAIL_HOST) ||
+	    GENL_REQ_ATTR_CHECK(info, ONEPIPE_A_FAIL_TS))
+		return -EINVAL;
+	ts = nla_get_u64(a[ONEPIPE_A_FAIL_TS]);
+	if (ts & ~ONEPIPE_TS_MASK) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_FAIL_TS],
+				    "timestamps have 48 bits");
+		return -EINVAL;
+	}
+	return op_fail_apply(op_net(genl_info_net(info)),
+			     nla_get_u32(a[ONEPIPE_A_EPOCH]),
+			     nla_get_u32(a[ONEPIPE_A_FAIL_HOST]), ts,
+			     info->extack);
+}
+
+/*
+ * To the host itself: answers with its new incarnation's first timestamp
+ * (ONEPIPE_A_FAIL_TS), which the others then need.
+ */
+static int op_nl_rejoin(struct sk_buff *skb, struct genl_info *info)
+{
+	struct op_net *on = op_net(genl_info_net(info));
+	struct nlattr **a = info->attrs;
+	struct sk_buff *msg;
+	u32 host, epoch;
+	bool self;
+	u64 first = 0;
+	void *hdr;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, ONEPIPE_A_FAIL_HOST) ||
+	    GENL_REQ_ATTR_CHECK(info, ONEPIPE_A_EPOCH))
+		return -EINVAL;
+	host = nla_get_u32(a[ONEPIPE_A_FAIL_HOST]);
+	epoch = nla_get_u32(a[ONEPIPE_A_EPOCH]);
+	self = host == READ_ONCE(on->cfg.host_id);
+	if (!self) {
+		if (GENL_REQ_ATTR_CHECK(info, ONEPIPE_A_FAIL_TS))
+			return -EINVAL;
+		first = nla_get_u64(a[ONEPIPE_A_FAIL_TS]);
+		if (first & ~ONEPIPE_TS_MASK) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_FAIL_TS],
+					    "timestamps have 48 bits");
+			return -EINVAL;
+		}
+	}
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	err = op_fail_rejoin(on, epoch, host, &first, info->extack);
+	if (err || !self) {
+		nlmsg_free(msg);
+		return err;
+	}
+	hdr = genlmsg_put_reply(msg, info, &op_genl_family, 0,
+				ONEPIPE_CMD_REJOIN);
+	if (!hdr ||
+	    nla_put_u32(msg, ONEPIPE_A_FAIL_HOST, host) ||
+	    nla_put_u64_64bit(msg, ONEPIPE_A_FAIL_TS, first, ONEPIPE_A_PAD)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/* cb->args[0]: host id to resume at.  Peers are never freed meanwhile. */
+static int op_nl_fail_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct op_net *on = op_net(sock_net(skb->sk));
+	struct op_peer *p;
+	unsigned long host;
+
+	xa_for_each_start(&on->peers, host, p, cb->args[0]) {
+		bool failed, done;
+		u32 epoch;
+		u64 ts;
+		void *hdr;
+
+		spin_lock_bh(&on->rx_lock);
+		failed = p->failed;
+		done = p->fail_done;
+		epoch = p->fail_epoch;
+		ts = p->fail_ts;
+		spin_unlock_bh(&on->rx_lock);
+		if (failed) {
+			hdr = op_nl_dump_hdr(skb, cb, ONEPIPE_CMD_FAIL_GET);
+			if (!hdr)
+				break;
+			if (nla_put_u32(skb, ONEPIPE_A_EPOCH, epoch) ||
+			    nla_put_u32(skb, ONEPIPE_A_FAIL_HOST, p->host) ||
+			    nla_put_u64_64bit(skb, ONEPIPE_A_FAIL_TS, ts,
+					      ONEPIPE_A_PAD) ||
+			    nla_put_u32(skb, ONEPIPE_A_FAIL_PENDING, !done)) {
+				genlmsg_cancel(skb, hdr);
+				break;
+			}
+			genlmsg_end(skb, hdr);
+		}
+		cb->args[0] = host + 1;
+	}
+	return skb->len;
+}
+
+/* Events ------------------------------------------------------------------- */
+
+/*
+ * Start an event of @on for the controller's agent; NULL if there is no
+ * memory (the event is lost: the agent re-reads state when it resyncs).
+ */
+static struct sk_buff *op_nl_ev_start(struct op_net *on, u8 cmd, void **hdr)
+{
+	struct sk_buff *msg = genlmsg_new(NLMSG_GOODSIZE, GFP_ATOMIC);
+
+	if (!msg)
+		return NULL;
+	*hdr = genlmsg_put(msg, 0, 0, &op_genl_family, 0, cmd);
+	if (!*hdr ||
+	    nla_put_u32(msg, ONEPIPE_A_HOST_ID, READ_ONCE(on->cfg.host_id))) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+static void op_nl_ev_send(struct op_net *on, struct sk_buff *msg, void *hdr)
+{
+	genlmsg_end(msg, hdr);
+	rcu_read_lock();
+	/* -ESRCH: nobody listens; only events that went out count. */
+	if (!READ_ONCE(op_nl_live))
+		nlmsg_free(msg);
+	else if (!genlmsg_multicast_netns(&op_genl_family, on->net, msg, 0,
+					  OP_NL_MCGRP_CTL, GFP_ATOMIC))
+		op_count(on, ONEPIPE_C_CTL_EVENTS);
+	rcu_read_unlock();
+}
+
+/**
+ * op_nl_ev_link() - the uplink's commit register fell silent, or came back
+ * @on: this host
+ * @up: heard again
+ * @has_commit: @commit is valid
+ * @commit: the last commit barrier heard on the link
+ *
+ * Context: any but hardirq, no 1Pipe lock held.
+ */
+void op_nl_ev_link(struct op_net *on, bool up, bool has_commit, u64 commit)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = op_nl_ev_start(on, ONEPIPE_CMD_EV_LINK, &hdr);
+	if (!msg)
+		return;
+	if (nla_put_u32(msg, ONEPIPE_A_LINK_UP, up) ||
+	    (has_commit && nla_put_u64_64bit(msg, ONEPIPE_A_LINK_COMMIT,
+					     commit, ONEPIPE_A_PAD))) {
+		nlmsg_free(msg);
+		return;
+	}
+	op_nl_ev_send(on, msg, hdr);
+}
+
+/**
+ * op_nl_ev_unreach() - reliable messages to @host are out of retries
+ * @on: this host
+ * @host: the silent receiver
+ *
+ * Context: any but hardirq, no 1Pipe lock held.
+ */
+void op_nl_ev_unreach(struct op_net *on, u32 host)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = op_nl_ev_start(on, ONEPIPE_CMD_EV_UNREACH, &hdr);
+	if (!msg)
+		return;
+	if (nla_put_u32(msg, ONEPIPE_A_PEER_HOST, host)) {
+		nlmsg_free(msg);
+		return;
+	}
+	op_nl_ev_send(on, msg, hdr);
+}
+
+/**
+ * op_nl_ev_fail_done() - the failure of @host is complete on this host
+ * @on: this host
+ * @epoch: the decision that failed it
+ * @host: the failed host
+ *
+ * Context: any but hardirq, no 1Pipe spinlock held.
+ */
+void op_nl_ev_fail_done(struct op_net *on, u32 epoch, u32 host)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = op_nl_ev_start(on, ONEPIPE_CMD_EV_FAIL_DONE, &hdr);
+	if (!msg)
+		return;
+	if (nla_put_u32(msg, ONEPIPE_A_EPOCH, epoch) ||
+	    nla_put_u32(msg, ONEPIPE_A_FAIL_HOST, host)) {
+		nlmsg_free(msg);
+		return;
+	}
+	op_nl_ev_send(on, msg, hdr);
+}
+
 /* cb->args[0]: index of the next port to report. */
 static int op_nl_dev_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
@@ -622,6 +876,30 @@ static const struct genl_small_ops op_genl_ops[] = {
 	},
 };
 
+/* Commands with a policy of their own. */
+static const struct genl_ops op_genl_full_ops[] = {
+	{
+		.cmd	= ONEPIPE_CMD_FAIL,
+		.doit	= op_nl_fail,
+		.policy	= op_nl_fail_policy,
+		.maxattr = ONEPIPE_A_MAX,
+		.flags	= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd	= ONEPIPE_CMD_FAIL_GET,
+		.dumpit	= op_nl_fail_dump,
+		.policy	= op_nl_fail_policy,
+		.maxattr = ONEPIPE_A_MAX,
+	},
+	{
+		.cmd	= ONEPIPE_CMD_REJOIN,
+		.doit	= op_nl_rejoin,
+		.policy	= op_nl_rejoin_policy,
+		.maxattr = ONEPIPE_A_MAX,
+		.flags	= GENL_UNS_ADMIN_PERM,
+	},
+};
+
 static struct genl_family op_genl_family __ro_after_init = {
 	.name		= ONEPIPE_GENL_NAME,
 	.version	= ONEPIPE_GENL_VERSION,
@@ -631,16 +909,27 @@ static struct genl_family op_genl_family __ro_after_init = {
 	.module		= THIS_MODULE,
 	.small_ops	= op_genl_ops,
 	.n_small_ops	= ARRAY_SIZE(op_genl_ops),
+	.ops		= op_genl_full_ops,
+	.n_ops		= ARRAY_SIZE(op_genl_full_ops),
+	.mcgrps		= op_nl_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(op_nl_mcgrps),
 	.resv_start_op	= ONEPIPE_CMD_SOCK_GET + 1,
 };
 
 int __init op_netlink_init(void)
 {
-	return genl_register_family(&op_genl_family);
+	int err = genl_register_family(&op_genl_family);
+
+	if (!err)
+		WRITE_ONCE(op_nl_live, true);
+	return err;
 }
 
 void op_netlink_exit(void)
 {
+	WRITE_ONCE(op_nl_live, false);
+	/* Senders run in softirq or under rcu_read_lock(). */
+	synchronize_rcu();
 	genl_unregister_family(&op_genl_family);
 }
 

@@ -158,6 +158,9 @@ extern const struct op_transport_ops op_verbs_transport;
  * @cc_acked: messages ACKed in the current observation window
  * @cc_marked: of which the receiver saw congestion marks
  * @cc_end: the observation window ends when this seq is ACKed
+ * @report_due: out of retries while net.onepipe.controlled is set: the
+ *	tick tells the controller (ONEPIPE_CMD_EV_UNREACH), again at every
+ *	later timeout while no ACK comes; resends go on
  *
  * All under tx_lock.
  */
@@ -188,6 +191,7 @@ struct op_rdm_tx {
 	u32 cc_acked;
 	u32 cc_marked;
 	u32 cc_end;
+	bool report_due;
 };
 
 /**
@@ -253,6 +257,19 @@ struct op_rdm_rx {
  * @partial: messages being reassembled from fragments (rx_lock)
  * @rtx: reliable service, sending half (tx_lock)
  * @rrx: reliable service, receiving half (rx_lock)
+ * @failed: the controller declared the peer failed (ONEPIPE_CMD_FAIL):
+ *	its reliable messages stamped at or after @fail_ts are discarded
+ *	(rx_lock to write; READ_ONCE outside it)
+ * @rejoined: a new incarnation of it rejoined (ONEPIPE_CMD_REJOIN):
+ *	@failed is clear, and what the old one stamped from @fail_ts until
+ *	@fail_end is still discarded (rx_lock)
+ * @fail_ts: its failure timestamp (rx_lock)
+ * @fail_end: when it rejoined, on this host's clock (rx_lock)
+ * @fail_epoch: the controller's decision that failed it (rx_lock)
+ * @fail_armed: the recalls the failure started are out: once none is
+ *	left, it is complete (rx_lock)
+ * @fail_done: the failure is complete here and ONEPIPE_CMD_EV_FAIL_DONE
+ *	was sent (rx_lock)
  *
  * Peers are created on first use and live as long as the namespace's
  * 1Pipe state; lookups are lockless through op_net.peers.
@@ -267,6 +284,13 @@ struct op_peer {
 	struct list_head partial;
 	struct op_rdm_tx rtx;
 	struct op_rdm_rx rrx;
+	bool failed;
+	bool rejoined;
+	bool fail_armed;
+	bool fail_done;
+	u32 fail_epoch;
+	u64 fail_ts;
+	u64 fail_end;
 };
 
 /* Counters live per CPU so that hot paths never share a cache line. */
@@ -299,6 +323,8 @@ struct op_net {
 	unsigned int headroom;		/* transport's headroom */
 	bool beacon_barriers;		/* see struct op_transport_ops */
 	bool up;			/* cfg_mutex + tx_lock to write */
+	u32 incarnation_epoch;		/* cfg_mutex: rejoin that made us */
+	u64 incarnation_first;		/* cfg_mutex: its first timestamp */
 
 	/* sysctls (net.onepipe.*) */
 	int beacon_interval_us;
@@ -308,6 +334,8 @@ struct op_net {
 	int rdm_window;
 	int rdm_rto_min_ms;
 	int rdm_retries;
+	int controlled;
+	int failure_hold_ms;
 	struct ctl_table_header *sysctl_hdr;
 
 	spinlock_t tx_lock;		/* see above */
@@ -325,6 +353,7 @@ struct op_net {
 	u64 rdm_last_ts;		/* tx_lock: stamp of the last one sent */
 	bool rdm_sent;			/* tx_lock: @rdm_last_ts is valid */
 	u64 rdm_retx_at;		/* tx_lock: next retransmission scan */
+	bool rdm_report;		/* tx_lock: a peer's report_due is set */
 
 	spinlock_t rx_lock;		/* see above */
 	struct op_link uplink;		/* rx_lock: our one input link */
@@ -342,6 +371,10 @@ struct op_net {
 	struct list_head recalls;	/* rx_lock: recalls awaiting their msg */
 	unsigned int nrecalls;		/* rx_lock: entries on @recalls */
 	struct list_head rdm_ack_pending; /* rx_lock: peers owed reliable ACKs */
+	bool cup_reported;		/* rx_lock: silent commit uplink reported */
+	unsigned int nfailed;		/* rx_lock: nonzero once a peer failed */
+	unsigned int fail_pending;	/* rx_lock: failed peers not @fail_done */
+	unsigned int nholds;		/* rx_lock: sockets holding delivery */
 
 	struct xarray peers;		/* host id -> struct op_peer */
 	atomic_t npeers;
@@ -402,6 +435,11 @@ struct op_scat {
  * @waiting: @scat is on op_net.rdm_waitq (tx_lock; READ_ONCE elsewhere)
  * @backlog: SOCK_RDM: committed messages that did not fit the receive
  *	buffer, in delivery order; they still hold their window (rx_lock)
+ * @held: SOCK_RDM: a process-failure notification is not acknowledged
+ *	yet: messages stamped at or after @hold_ts stay in @backlog (rx_lock)
+ * @hold_ts: the earliest failure timestamp notified while @held (rx_lock)
+ * @hold_until: ktime_get_ns() when the hold ends anyway (rx_lock)
+ * @notified_epoch: the latest failure epoch notified (rx_lock)
  *
  * @last_ts and @has_last_ts are written under tx_lock, where stamping is.
  */
@@ -420,6 +458,10 @@ struct op_sock {
 	struct op_scat scat;
 	bool waiting;
 	struct sk_buff_head backlog;
+	bool held;
+	u64 hold_ts;
+	u64 hold_until;
+	u32 notified_epoch;
 };
 
 static inline bool op_sk_reliable(const struct sock *sk)
@@ -590,6 +632,9 @@ void op_rdm_peer_unreachable(struct op_net *on, u32 host);
 void op_rdm_tx_tick(struct op_net *on, u64 now_mono);
 void op_rdm_fail_all(struct op_net *on, int code);
 void op_rdm_forget_sock(struct op_net *on, struct op_sock *os);
+void op_rdm_peer_failed(struct op_net *on, u32 host);
+void op_rdm_peer_reset(struct op_net *on, u32 host);
+bool op_rdm_recalls_pending(struct op_net *on);
 u64 op_rdm_commit(struct op_net *on);
 bool op_rdm_commit_news(struct op_net *on);
 void op_rdm_peer_init(struct op_net *on, struct op_peer *p);
@@ -606,7 +651,10 @@ void op_rdm_rx_probe(struct op_net *on, const struct op_hdr *h,
 		     struct sk_buff_head *ctl);
 void op_rdm_deliver(struct op_net *on, struct sk_buff_head *ctl);
 void op_rdm_rx_flush(struct op_net *on);
+void op_rdm_rx_reset(struct op_net *on, struct op_peer *p);
 void op_rdm_rx_tick(struct op_net *on, struct sk_buff_head *ctl);
+void op_rdm_feed(struct op_net *on, struct op_sock *os,
+		 struct sk_buff_head *ctl);
 void op_rdm_refill(struct op_net *on, struct op_sock *os);
 void op_rdm_sock_purge(struct op_net *on, struct op_sock *os);
 
@@ -621,6 +669,7 @@ void op_rx_frag(struct op_net *on, struct sk_buff *skb,
 bool op_partial_drop(struct op_net *on, struct op_peer *p, u32 seq, u8 flags);
 void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl);
 void op_rx_flush(struct op_net *on);
+void op_rx_peer_reset(struct op_net *on, struct op_peer *p);
 
 /* af_onepipe.c */
 struct sock *op_port_lookup_rcu(struct op_net *on, u16 port);
@@ -681,8 +730,42 @@ static inline int op_verbs_host_info(struct op_net *on,
 }
 #endif
 
+/* fail.c: the controller's failure decisions applied on this host */
+int op_fail_apply(struct op_net *on, u32 epoch, u32 host, u64 ts,
+		  struct netlink_ext_ack *extack);
+int op_fail_rejoin(struct op_net *on, u32 epoch, u32 host, u64 *first,
+		   struct netlink_ext_ack *extack);
+void op_fail_tick(struct op_net *on);
+int op_fail_ack(struct op_net *on, struct op_sock *os, u32 epoch);
+void op_fail_sock_release(struct op_net *on, struct op_sock *os);
+
+/*
+ * Is a reliable message from @src stamped @ts one that a failure decision
+ * discards?  rx_lock held.
+ */
+static inline bool op_fail_discards(struct op_net *on, u32 src, u64 ts)
+{
+	struct op_peer *p;
+
+	if (likely(!on->nfailed))
+		return false;
+	p = xa_load(&on->peers, src);
+	if (!p || !(p->failed || p->rejoined) || op_ts_before(ts, p->fail_ts))
+		return false;
+	return p->failed || op_ts_before(ts, p->fail_end);
+}
+
+/* Must delivery of @ts to @os wait for the application?  rx_lock held. */
+static inline bool op_sock_holds(const struct op_sock *os, u64 ts)
+{
+	return unlikely(os->held) && !op_ts_before(ts, os->hold_ts);
+}
+
 /* netlink.c */
 int op_netlink_init(void);
 void op_netlink_exit(void);
+void op_nl_ev_link(struct op_net *on, bool up, bool has_commit, u64 commit);
+void op_nl_ev_unreach(struct op_net *on, u32 host);
+void op_nl_ev_fail_done(struct op_net *on, u32 epoch, u32 host);
 
 #endif /* _ONEPIPE_H */

@@ -262,18 +262,24 @@ static void op_rdm_force_rcv(struct sock *sk, struct sk_buff *skb)
  * Move @os's backlog into its receive queue while the receive buffer
  * takes it.  An empty receive queue always takes the head, or a reader
  * that emptied it just after our try (its last skb filled the buffer)
- * would sleep while messages wait in the backlog.
+ * would sleep while messages wait in the backlog.  A socket whose
+ * application has not acknowledged a process failure yet keeps what was
+ * stamped after it (op_sock_holds()).
  */
-static void op_rdm_feed(struct op_net *on, struct op_sock *os,
-			struct sk_buff_head *ctl)
+void op_rdm_feed(struct op_net *on, struct op_sock *os,
+		 struct sk_buff_head *ctl)
 {
 	struct sock *sk = &os->sk;
 	struct sk_buff *skb;
 	int err;
 
-	while ((skb = __skb_dequeue(&os->backlog))) {
+	while ((skb = skb_peek(&os->backlog))) {
 		/* Once queued, a reader may free it at any time. */
 		u32 host = OP_RX_CB(skb)->node.src_host;
+
+		if (op_sock_holds(os, OP_RX_CB(skb)->node.ts))
+			return;
+		__skb_unlink(skb, &os->backlog);
 
 		err = sock_queue_rcv_skb(sk, skb);
 		if (err == -ENOMEM || err == -ENOBUFS) {
@@ -355,8 +361,19 @@ void op_rdm_deliver(struct op_net *on, struct sk_buff_head *ctl)
 		return;
 	rcu_read_lock();
 	while ((skb = op_rx_take(on, &on->rdm_pq, c))) {
-		if (unlikely(!list_empty(&on->recalls)) &&
-		    op_rdm_recalled(on, &OP_RX_CB(skb)->node)) {
+		const struct op_pq_node *n = &OP_RX_CB(skb)->node;
+		bool drop = unlikely(!list_empty(&on->recalls)) &&
+			    op_rdm_recalled(on, n);
+
+		/*
+		 * Discard: a failed sender's messages from its failure
+		 * timestamp on are delivered by no correct receiver.
+		 */
+		if (!drop && op_fail_discards(on, n->src_host, n->ts)) {
+			op_count(on, ONEPIPE_C_FAIL_DISCARDS);
+			drop = true;
+		}
+		if (drop) {
 			op_rdm_release_skb(on, skb, ctl);
 			kfree_skb(skb);
 			continue;
@@ -458,6 +475,14 @@ void op_rdm_rx_data(struct op_net *on, struct sk_buff *skb,
 
 	if (!p)
 		goto drop;
+	if (unlikely(on->nfailed) && op_fail_discards(on, p->host, h->ts)) {
+		/*
+		 * Declared failed: nothing from it from then on counts, and
+		 * its sequence numbers may start over once it rejoins.
+		 */
+		op_count(on, ONEPIPE_C_FAIL_DISCARDS);
+		goto drop;
+	}
 	r = &p->rrx;
 	code = op_rdm_refused(r, h->seq);
 	if (code) {
@@ -651,8 +676,36 @@ void op_rdm_sock_purge(struct op_net *on, struct op_sock *os)
 		op_rdm_release_skb(on, skb, &ctl);
 		kfree_skb(skb);
 	}
+	op_fail_sock_release(on, os);
 	spin_unlock_bh(&on->rx_lock);
 	op_tx_ctl(on, &ctl);
+}
+
+/**
+ * op_rdm_rx_reset() - start the reliable service from @p afresh
+ * @on: this host; rx_lock held
+ * @p: the peer: a new incarnation of a failed host, whose sequence
+ *	numbers start over
+ *
+ * Messages of the old incarnation still queued stay: those below its
+ * failure timestamp are delivered, the others discarded.
+ */
+void op_rdm_rx_reset(struct op_net *on, struct op_peer *p)
+{
+	struct op_rdm_rx *r = &p->rrx;
+
+	lockdep_assert_held(&on->rx_lock);
+	list_del_init(&r->ack_node);
+	r->nxt = 0;
+	r->held = 0;
+	r->adv = op_rdm_rx_window(on);
+	r->granted = r->adv;
+	bitmap_zero(r->seen, OP_RDM_SEEN_BITS);
+	bitmap_zero(r->refused, OP_RDM_SEEN_BITS);
+	memset(r->refused_code, 0, sizeof(r->refused_code));
+	r->ce = false;
+	r->last = 0;
+	r->prev_valid = false;
 }
 
 /**
@@ -681,6 +734,7 @@ void op_rdm_rx_flush(struct op_net *on)
 	xa_for_each(&on->peers, host, p)
 		list_del_init(&p->rrx.ack_node);
 	memset(&on->cuplink, 0, sizeof(on->cuplink));
+	on->cup_reported = false;
 	memset(&on->cagg, 0, sizeof(on->cagg));
 	on->cagg.members = 1;
 	on->cdelivered = 0;

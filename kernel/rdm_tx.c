@@ -433,6 +433,23 @@ static bool op_rdm_too_big(struct sk_buff_head *msgs)
 	return big;
 }
 
+/*
+ * True if one of @msgs goes to a host the controller declared failed: it
+ * could only be recalled, and while it were resent its stamp would hold
+ * the commit barrier of the whole fabric.
+ */
+static bool op_rdm_to_failed(struct op_net *on, struct sk_buff_head *msgs)
+{
+	struct sk_buff *msg;
+
+	if (likely(!READ_ONCE(on->nfailed)))
+		return false;
+	skb_queue_walk(msgs, msg)
+		if (READ_ONCE(OP_MSG_CB(msg)->peer->failed))
+			return true;
+	return false;
+}
+
 /* Give back the credits of a scattering that will not be sent. */
 static void op_rdm_unqueue(struct op_sock *os, struct sk_buff_head *msgs)
 {
@@ -450,10 +467,12 @@ static void op_rdm_unqueue(struct op_sock *os, struct sk_buff_head *msgs)
 
 /*
  * A receiver's window turned out smaller than what @os's waiting
- * scattering needs from it: the scattering fails whole, unstamped, with
- * EMSGSIZE (its messages go on @fail).
+ * scattering needs from it (@err EMSGSIZE), or a receiver failed
+ * (EHOSTDOWN): the scattering fails whole, unstamped, with @err (its
+ * messages go on @fail).
  */
-static void op_rdm_refuse_waiting(struct op_sock *os, struct sk_buff_head *fail)
+static void op_rdm_refuse_waiting(struct op_sock *os, int err,
+				  struct sk_buff_head *fail)
 {
 	struct sk_buff_head msgs;
 	struct sk_buff *msg;
@@ -463,7 +482,7 @@ static void op_rdm_refuse_waiting(struct op_sock *os, struct sk_buff_head *fail)
 	op_rdm_unqueue(os, &msgs);
 	skb_queue_walk(&msgs, msg) {
 		OP_MSG_CB(msg)->state = ONEPIPE_EE_ABORTED;
-		OP_MSG_CB(msg)->err = EMSGSIZE;
+		OP_MSG_CB(msg)->err = err;
 	}
 	skb_queue_splice_tail_init(&msgs, fail);
 	op_sock_wake_writer(&os->sk);
@@ -489,9 +508,13 @@ static void op_rdm_pump(struct op_net *on, struct sk_buff_head *fail)
 		if (fail && sc->win_gen != on->rdm_win_gen) {
 			sc->win_gen = on->rdm_win_gen;
 			if (op_rdm_too_big(&sc->msgs)) {
-				op_rdm_refuse_waiting(os, fail);
+				op_rdm_refuse_waiting(os, EMSGSIZE, fail);
 				continue;
 			}
+		}
+		if (fail && op_rdm_to_failed(on, &sc->msgs)) {
+			op_rdm_refuse_waiting(os, EHOSTDOWN, fail);
+			continue;
 		}
 		if (!op_rdm_take_credits(sc, gen))
 			continue;
@@ -514,8 +537,9 @@ static void op_rdm_pump(struct op_net *on, struct sk_buff_head *fail)
  * which.  While it waits, its packets are charged to the socket's send
  * buffer like its messages.
  *
- * Return: 0, or -EMSGSIZE if some receiver's window can never hold it
- * (nothing is taken over then).
+ * Return: 0, or -EMSGSIZE if some receiver's window can never hold it,
+ * -EHOSTDOWN if a receiver was declared failed (nothing is taken over
+ * then).
  */
 int op_rdm_close_scattering(struct op_net *on, struct op_sock *os,
 			    struct sk_buff_head *wire)
@@ -525,6 +549,8 @@ int op_rdm_close_scattering(struct op_net *on, struct op_sock *os,
 
 	if (op_rdm_too_big(&os->pending))
 		return -EMSGSIZE;
+	if (op_rdm_to_failed(on, &os->pending))
+		return -EHOSTDOWN;
 	skb_queue_splice_tail_init(&os->pending, &sc->msgs);
 	skb_queue_splice_tail_init(wire, &sc->wire);
 	sc->missing = skb_queue_len(&sc->msgs);
@@ -774,6 +800,8 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 	__skb_queue_head_init(&fail);
 	t = &p->rtx;
 	spin_lock_bh(&on->tx_lock);
+	/* It answers: nothing to report. */
+	t->report_due = false;
 	/* Edges only grow: a reordered ACK cannot take back room. */
 	if ((s32)(edge - t->edge) > 0)
 		t->edge = edge;
@@ -850,22 +878,28 @@ void op_rdm_naked(struct op_net *on, u32 host, u32 seq, u8 code)
 /*
  * @p is unreachable.  Its unACKed messages fail and their scatterings are
  * recalled everywhere else; recalls it owes cannot be confirmed and fail
- * as well.  What it ACKed stays: it holds those messages, and the rest of
- * their scatterings goes on.  Its window opens again, so that waiting
- * scatterings move on (and fail in turn if it stays silent).
+ * as well.  What it ACKed stays unless @acked_too: it holds those
+ * messages, and the rest of their scatterings goes on.  A failure decided
+ * by the controller sets @acked_too: the failed receiver will deliver
+ * nothing, so every scattering to it that is not committed yet is
+ * recalled, and no correct receiver delivers a scattering that one of
+ * its receivers missed unless its sender was told.  Its window opens
+ * again, so that waiting scatterings move on (and fail in turn if it
+ * stays silent).
  */
 static void op_rdm_unreachable_locked(struct op_net *on, struct op_peer *p,
-				      struct sk_buff_head *fail)
+				      bool acked_too, struct sk_buff_head *fail)
 {
 	struct op_rdm_tx *t = &p->rtx;
 	struct sk_buff *skb, *tmp;
 	int pass;
 
-	/* Recalls that the first pass starts here are failed by the second. */
+	/* Recalls that the first pass starts here are failed by the last. */
 	for (pass = OP_RDM_SENT; pass <= OP_RDM_RECALLING; pass++) {
+		if (pass == OP_RDM_ACKED && !acked_too)
+			continue;
 		skb_queue_walk_safe(&t->out, skb, tmp) {
-			if (OP_MSG_CB(skb)->state != pass ||
-			    pass == OP_RDM_ACKED)
+			if (OP_MSG_CB(skb)->state != pass)
 				continue;
 			__skb_unlink(skb, &t->out);
 			op_rdm_failed(on, skb, ONEPIPE_EE_UNREACH, fail);
@@ -880,19 +914,13 @@ static void op_rdm_unreachable_locked(struct op_net *on, struct op_peer *p,
 	t->srtt_us = 0;
 	t->rttvar_us = 0;
 	t->min_rtt_us = 0;
+	t->report_due = false;
 	op_rack_reset(&t->rack);
 	op_rdm_disarm(t);
 }
 
-/**
- * op_rdm_peer_unreachable() - declare host @host unreachable
- * @on: this host
- * @host: the receiver
- *
- * The sender's retry budget decides this today; the controller will
- * (with a failure timestamp) once it exists.  Context: any but hardirq.
- */
-void op_rdm_peer_unreachable(struct op_net *on, u32 host)
+/* op_rdm_peer_unreachable() and op_rdm_peer_failed() */
+static void op_rdm_give_up(struct op_net *on, u32 host, bool acked_too)
 {
 	struct op_peer *p = xa_load(&on->peers, host);
 	struct sk_buff_head done, fail;
@@ -902,11 +930,155 @@ void op_rdm_peer_unreachable(struct op_net *on, u32 host)
 	__skb_queue_head_init(&done);
 	__skb_queue_head_init(&fail);
 	spin_lock_bh(&on->tx_lock);
-	op_rdm_unreachable_locked(on, p, &fail);
+	/*
+	 * What the commit barrier already passed is delivered, or about to
+	 * be: it must not be recalled.
+	 */
+	op_rdm_settle(on, &done);
+	op_rdm_unreachable_locked(on, p, acked_too, &fail);
 	op_rdm_settle(on, &done);
 	op_rdm_pump(on, &fail);
 	spin_unlock_bh(&on->tx_lock);
 	op_rdm_finish(&done, &fail);
+}
+
+/**
+ * op_rdm_peer_unreachable() - declare host @host unreachable
+ * @on: this host
+ * @host: the receiver
+ *
+ * The sender's own decision (its retry budget, or the transport losing
+ * the peer) when no controller makes it.  Context: any but hardirq.
+ */
+void op_rdm_peer_unreachable(struct op_net *on, u32 host)
+{
+	op_rdm_give_up(on, host, false);
+}
+
+/**
+ * op_rdm_peer_failed() - the controller declared receiver @host failed
+ * @on: this host
+ * @host: the receiver
+ *
+ * Every scattering to it that is not committed is recalled (Recall of
+ * the paper's procedure); its message to @host is reported
+ * %ONEPIPE_EE_UNREACH, the others %ONEPIPE_EE_RECALLED.  Context: process.
+ */
+void op_rdm_peer_failed(struct op_net *on, u32 host)
+{
+	op_rdm_give_up(on, host, true);
+}
+
+/**
+ * op_rdm_peer_reset() - start the reliable service towards @host afresh
+ * @on: this host
+ * @host: the peer, a new incarnation of a failed host (or of this one)
+ *
+ * What is still queued to it fails (nothing should be: it failed);
+ * sequence numbers, window and round-trip state start over, as the new
+ * incarnation's receiving half does.  Context: process.
+ */
+void op_rdm_peer_reset(struct op_net *on, u32 host)
+{
+	struct op_peer *p = xa_load(&on->peers, host);
+	struct sk_buff_head done, fail;
+	struct op_rdm_tx *t;
+
+	if (!p)
+		return;
+	t = &p->rtx;
+	__skb_queue_head_init(&done);
+	__skb_queue_head_init(&fail);
+	spin_lock_bh(&on->tx_lock);
+	op_rdm_unreachable_locked(on, p, true, &fail);
+	op_rdm_settle(on, &done);
+	t->next = 0;
+	t->edge = 1;
+	t->win = 0;
+	t->need = 0;
+	t->sync = false;
+	t->probe_at = 0;
+	t->inflight = 0;
+	t->cc_acked = 0;
+	t->cc_marked = 0;
+	t->cc_end = 0;
+	op_rdm_pump(on, &fail);
+	spin_unlock_bh(&on->tx_lock);
+	op_rdm_finish(&done, &fail);
+}
+
+/**
+ * op_rdm_recalls_pending() - are recalls still waiting for their ACKs?
+ * @on: this host
+ *
+ * A failure is complete here once the recalls it started are ACKed (or
+ * failed in turn).  Walks every queued message: called from the tick only
+ * while a failure is pending.
+ */
+bool op_rdm_recalls_pending(struct op_net *on)
+{
+	struct op_rdm_tx *t;
+	struct sk_buff *skb;
+	bool any = false;
+
+	spin_lock_bh(&on->tx_lock);
+	list_for_each_entry(t, &on->rdm_active, active) {
+		skb_queue_walk(&t->out, skb) {
+			if (OP_MSG_CB(skb)->state == OP_RDM_RECALLING) {
+				any = true;
+				goto out;
+			}
+		}
+	}
+out:
+	spin_unlock_bh(&on->tx_lock);
+	return any;
+}
+
+/*
+ * A message (or recall) to @t's peer is out of retries.  Without a
+ * controller the peer is given up (true).  With one, that is the
+ * controller's decision: tell it once (the tick sends the event), and
+ * keep resending at the longest interval until it decides or the peer
+ * answers.
+ */
+static bool op_rdm_out_of_retries(struct op_net *on, struct op_rdm_tx *t)
+{
+	struct op_peer *p = container_of(t, struct op_peer, rtx);
+
+	/* Decided already: what is left to it only fails. */
+	if (!READ_ONCE(on->controlled) || READ_ONCE(p->failed))
+		return true;
+	/*
+	 * Again at every timeout while it lasts: an event may be lost (a
+	 * full socket at the agent), and the controller may be restarting.
+	 */
+	t->report_due = true;
+	on->rdm_report = true;
+	return false;
+}
+
+/* Collect up to @max peers whose out-of-retries report is due. */
+static unsigned int op_rdm_reports(struct op_net *on, u32 *hosts,
+				   unsigned int max)
+{
+	unsigned int n = 0;
+	struct op_rdm_tx *t;
+
+	if (!on->rdm_report)
+		return 0;
+	on->rdm_report = false;
+	list_for_each_entry(t, &on->rdm_active, active) {
+		if (!t->report_due)
+			continue;
+		if (n == max) {
+			on->rdm_report = true;	/* the next tick */
+			break;
+		}
+		t->report_due = false;
+		hosts[n++] = container_of(t, struct op_peer, rtx)->host;
+	}
+	return n;
 }
 
 /*
@@ -956,9 +1128,10 @@ static bool op_rdm_timeout(struct op_net *on, struct op_rdm_tx *t, u64 now)
 
 			if (cb->state != OP_RDM_SENT)
 				continue;
-			if (cb->retries >= budget)
+			if (cb->retries < budget)
+				cb->retries++;
+			else if (op_rdm_out_of_retries(on, t))
 				return false;
-			cb->retries++;
 			cb->sent_us = op_ns_to_us(now);
 			op_rdm_resend(on, skb);
 			op_count(on, ONEPIPE_C_RETRANSMITS);
@@ -1022,9 +1195,10 @@ static struct op_peer *op_rdm_recall_due(struct op_net *on, u64 now)
 			if (cb->state != OP_RDM_RECALLING ||
 			    (s64)(now - cb->deadline) < 0)
 				continue;
-			if (cb->retries >= budget)
+			if (cb->retries < budget)
+				cb->retries++;
+			else if (op_rdm_out_of_retries(on, t))
 				return container_of(t, struct op_peer, rtx);
-			cb->retries++;
 			cb->deadline = op_rdm_deadline(on, t, cb, now);
 			op_rdm_send_recall(on, skb);
 			op_count(on, ONEPIPE_C_RETRANSMITS);
@@ -1057,6 +1231,13 @@ static void op_rdm_probe(struct op_net *on, u64 now)
 				  list_empty(&on->rdm_waitq))) ||
 		    (s64)(now - t->probe_at) < 0)
 			continue;
+		/*
+		 * A failed host hears nothing from us until it rejoins: a
+		 * probe would tell its new incarnation to skip sequence
+		 * numbers it has not used yet.
+		 */
+		if (READ_ONCE(p->failed))
+			continue;
 		t->probe_at = now + op_rdm_rto(on, t);
 		op_rdm_xmit_hdr(on, &h);
 		op_count(on, ONEPIPE_C_WINDOW_PROBES);
@@ -1075,7 +1256,9 @@ void op_rdm_tx_tick(struct op_net *on, u64 now)
 {
 	u64 scan = (u64)READ_ONCE(on->rdm_rto_min_ms) * NSEC_PER_MSEC / 4;
 	struct sk_buff_head done, fail;
+	unsigned int i, nrep = 0;
 	struct op_peer *dead;
+	u32 rep[8];
 
 	__skb_queue_head_init(&done);
 	__skb_queue_head_init(&fail);
@@ -1083,19 +1266,22 @@ void op_rdm_tx_tick(struct op_net *on, u64 now)
 	if (!on->up)
 		goto out;
 	while ((dead = op_rdm_timers(on, now)))
-		op_rdm_unreachable_locked(on, dead, &fail);
+		op_rdm_unreachable_locked(on, dead, false, &fail);
 	/* Recalls are rare: their timeouts are only looked at now and then. */
 	if ((s64)(now - on->rdm_retx_at) >= 0) {
 		on->rdm_retx_at = now + scan;
 		while ((dead = op_rdm_recall_due(on, now)))
-			op_rdm_unreachable_locked(on, dead, &fail);
+			op_rdm_unreachable_locked(on, dead, false, &fail);
 	}
 	op_rdm_pump(on, &fail);
 	op_rdm_probe(on, now);
 	op_rdm_settle(on, &done);
+	nrep = op_rdm_reports(on, rep, ARRAY_SIZE(rep));
 out:
 	spin_unlock_bh(&on->tx_lock);
 	op_rdm_finish(&done, &fail);
+	for (i = 0; i < nrep; i++)
+		op_nl_ev_unreach(on, rep[i]);
 }
 
 /**

@@ -486,6 +486,32 @@ void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
 	op_tx_ctl(on, &ctl);
 }
 
+/*
+ * While a controller decides failures (net.onepipe.controlled), a silent
+ * commit uplink stays in the commit minimum: dropping it would let the
+ * commit barrier pass reliable messages still on their way, a failure
+ * decision only the controller may take, with one timestamp for all.
+ * The silence is reported instead, and so is the link's return.
+ * Returns 0 to report it silent, 1 heard again, -1 nothing to report.
+ */
+static int op_rx_commit_watch(struct op_net *on, u64 now, u64 timeout)
+{
+	struct op_link *l = &on->cuplink;
+	bool silent;
+
+	if (!READ_ONCE(on->controlled)) {
+		on->cup_reported = false;
+		op_links_expire(l, 1, now, timeout);
+		return -1;
+	}
+	silent = l->heard && !l->dead &&
+		 (s64)(now - l->last_heard) > (s64)timeout;
+	if (silent == on->cup_reported)
+		return -1;
+	on->cup_reported = silent;
+	return silent ? 0 : 1;
+}
+
 /**
  * op_rx_tick() - periodic receive-side work
  * @on: this host
@@ -501,16 +527,19 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 	u64 reasm_ns = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
 	struct op_peer *p, *tmp;
 	unsigned long host;
-
-	u64 now;
+	bool has_commit;
+	u64 now, commit;
+	int report;
 
 	spin_lock_bh(&on->rx_lock);
 	/* Read under the lock: op_rcv() stamps what it hears under it too. */
 	now = ktime_get_ns();
 	if (op_links_expire(&on->uplink, 1, now, timeout))
 		op_count(on, ONEPIPE_C_LINK_TIMEOUTS);
-	op_links_expire(&on->cuplink, 1, now,
-			timeout * OP_COMMIT_TIMEOUT_FACTOR);
+	report = op_rx_commit_watch(on, now,
+				    timeout * OP_COMMIT_TIMEOUT_FACTOR);
+	has_commit = on->cuplink.heard;
+	commit = on->cuplink.reg;
 	if (op_agg_update(&on->agg, &on->uplink, 1))
 		op_deliver(on, ctl);
 	if (op_agg_update(&on->cagg, &on->cuplink, 1))
@@ -536,6 +565,26 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 			op_partial_free(on, m);
 		}
 	}
+	spin_unlock_bh(&on->rx_lock);
+	if (report >= 0)
+		op_nl_ev_link(on, report, has_commit, commit);
+}
+
+/**
+ * op_rx_peer_reset() - a new incarnation of @p rejoined: its sequence
+ *	numbers start over
+ * @on: this host
+ * @p: the peer
+ */
+void op_rx_peer_reset(struct op_net *on, struct op_peer *p)
+{
+	struct op_partial *m, *mt;
+
+	spin_lock_bh(&on->rx_lock);
+	list_for_each_entry_safe(m, mt, &p->partial, node)
+		op_partial_free(on, m);
+	list_del_init(&p->ack_node);
+	op_rdm_rx_reset(on, p);
 	spin_unlock_bh(&on->rx_lock);
 }
 

@@ -42,6 +42,10 @@ static const char *const counter_names[] = {
 	[ONEPIPE_C_COMMIT_LAG_NS]	= "commit_lag_ns",
 	[ONEPIPE_C_TX_ABORTED]		= "tx_aborted",
 	[ONEPIPE_C_RX_OVERWINDOW]	= "rx_overwindow",
+	[ONEPIPE_C_FAILURES]		= "failures",
+	[ONEPIPE_C_FAIL_DISCARDS]	= "fail_discards",
+	[ONEPIPE_C_FAIL_NOTIFIES]	= "fail_notifies",
+	[ONEPIPE_C_CTL_EVENTS]		= "ctl_events",
 };
 
 /* A counter added to the uapi must get a name here too. */

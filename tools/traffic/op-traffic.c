@@ -82,6 +82,7 @@ struct opts {
 	uint64_t pause_at_ns;	/* --recv-pause-ms START:DURATION, from the */
 	uint64_t pause_len_ns;	/* start; pause_len_ns 0 = no pause */
 	const char *summary;	/* JSON summary to this file as well */
+	int64_t fail_ack_ns;	/* --failure-ack-ms; -1: never acknowledge */
 };
 
 /* The scattering being sent; messages [base, k) are still to go. */
@@ -133,6 +134,9 @@ struct pend {
 	size_t len;
 };
 
+/* Most process-failure notifications one run keeps track of. */
+#define MAX_FAILED	64
+
 struct traffic {
 	struct opts o;
 	int fd;
@@ -156,6 +160,10 @@ struct traffic {
 	uint64_t next_send;	/* monotonic */
 	uint64_t last_progress;	/* monotonic */
 	uint64_t next_sweep;	/* monotonic */
+	uint32_t failed[MAX_FAILED];	/* hosts notified failed */
+	int nfailed;
+	uint32_t ack_epoch;	/* process failure to acknowledge, 0: none */
+	uint64_t ack_at;	/* monotonic */
 };
 
 static void die(const char *fmt, ...)
@@ -392,6 +400,8 @@ static void help(void)
 "  --summary FILE      also write the JSON summary to FILE\n"
 "  --until-down        a send failing with ENETDOWN (the host went down)\n"
 "                      ends sending, not the process\n"
+"  --failure-ack-ms D  SOCK_RDM: acknowledge a process-failure notification\n"
+"                      D ms after it (default 0; -1: never)\n"
 "  --quiet             no summary on stdout");
 }
 
@@ -399,7 +409,7 @@ enum {
 	O_PORT = 256, O_TYPE, O_PEERS, O_SCAT, O_FANOUT, O_SIZE, O_INTERVAL,
 	O_EXPECT, O_LINGER, O_LOG, O_UNORDERED, O_MORE, O_SNDBUF, O_RCVBUF,
 	O_SEED, O_START, O_START_FILE, O_QUIET, O_UDP, O_BIND, O_JSON, O_HELP,
-	O_DELAY, O_PAUSE, O_SUMMARY, O_UNTIL_DOWN,
+	O_DELAY, O_PAUSE, O_SUMMARY, O_UNTIL_DOWN, O_FAIL_ACK,
 };
 
 static const struct option longopts[] = {
@@ -428,6 +438,7 @@ static const struct option longopts[] = {
 	{ "recv-pause-ms", required_argument, NULL, O_PAUSE },
 	{ "summary", required_argument, NULL, O_SUMMARY },
 	{ "until-down", no_argument, NULL, O_UNTIL_DOWN },
+	{ "failure-ack-ms", required_argument, NULL, O_FAIL_ACK },
 	{ "help", no_argument, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -518,6 +529,11 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case O_UNTIL_DOWN:
 			o->until_down = true;
+			break;
+		case O_FAIL_ACK:
+			o->fail_ack_ns = strcmp(optarg, "-1") ?
+				(int64_t)num_arg("failure-ack-ms", optarg,
+						 3600000) * 1000000 : -1;
 			break;
 		case O_UNORDERED:
 			o->unordered = true;
@@ -665,14 +681,36 @@ static void tx_alloc(struct traffic *t)
 	}
 }
 
-/* Pick k distinct peers: a partial Fisher-Yates shuffle of the indices. */
+static bool host_failed(const struct traffic *t, uint32_t host)
+{
+	int i;
+
+	for (i = 0; i < t->nfailed; i++)
+		if (t->failed[i] == host)
+			return true;
+	return false;
+}
+
+/* A process-failure notification, or EHOSTDOWN, named @host. */
+static void note_failed(struct traffic *t, uint32_t host)
+{
+	if (!host_failed(t, host) && t->nfailed < MAX_FAILED)
+		t->failed[t->nfailed++] = host;
+}
+
+/*
+ * Pick up to --fanout distinct peers, none on a host notified failed: a
+ * partial Fisher-Yates shuffle of the indices of those left.
+ */
 static void pick_dests(struct traffic *t)
 {
-	int n = t->o.npeers, i;
-	int *idx = xcalloc(n, sizeof(*idx));
+	int n = 0, i;
+	int *idx = xcalloc(t->o.npeers, sizeof(*idx));
 
-	for (i = 0; i < n; i++)
-		idx[i] = i;
+	for (i = 0; i < t->o.npeers; i++)
+		if (!host_failed(t, t->o.peers[i].host))
+			idx[n++] = i;
+	t->tx.k = n < t->o.fanout ? n : t->o.fanout;
 	for (i = 0; i < t->tx.k; i++) {
 		int j = i + rng_next(&t->rng) % (n - i);
 		int tmp = idx[i];
@@ -706,6 +744,12 @@ static void encode_from(struct traffic *t, int base)
 static void build_scattering(struct traffic *t, uint64_t scat_id)
 {
 	pick_dests(t);
+	if (!t->tx.k) {
+		/* Every peer failed: nothing is left to send to. */
+		t->down = true;
+		t->last_progress = now_mono();
+		return;
+	}
 	t->tx.scat_id = scat_id;
 	t->tx.base = 0;
 	t->tx.next = 0;
@@ -854,6 +898,9 @@ static void send_blocked(struct traffic *t, int err, const char *what)
 	} else if (err == ENOBUFS) {
 		t->st.enobufs++;
 		t->next_send = now_mono() + NOBUFS_WAIT_NS;
+	} else if (err == EHOSTDOWN) {
+		/* A destination failed: the caller builds a new scattering. */
+		t->last_progress = now_mono();
 	} else if (err == ENETDOWN && t->o.until_down) {
 		/* The host went down: what it had sent is notified. */
 		t->down = true;
@@ -884,6 +931,16 @@ static void split_scattering(struct traffic *t, int from)
 	encode_from(t, from);
 }
 
+/*
+ * SOCK_RDM: message @i's host was declared failed (EHOSTDOWN): the
+ * scattering was refused unstamped.  Send a new one, without that host.
+ */
+static void host_down(struct traffic *t, int i)
+{
+	note_failed(t, t->tx.dst[i].host);
+	t->tx.built = false;
+}
+
 /* One sendmmsg() = one scattering.  Returns true when it is all sent. */
 static bool send_mmsg(struct traffic *t)
 {
@@ -895,7 +952,11 @@ static bool send_mmsg(struct traffic *t)
 	n = sendmmsg(t->fd, tx->msg + tx->base, tx->k - tx->base,
 		     MSG_DONTWAIT);
 	if (n <= 0) {
-		send_blocked(t, n < 0 ? errno : EAGAIN, "sendmmsg");
+		int err = n < 0 ? errno : EAGAIN;
+
+		send_blocked(t, err, "sendmmsg");
+		if (err == EHOSTDOWN)
+			host_down(t, tx->base);
 		return false;
 	}
 	log_sent(t, tx->base, tx->base + n, now);
@@ -921,11 +982,15 @@ static bool send_more(struct traffic *t)
 		int flags = MSG_DONTWAIT | (tx->next + 1 < tx->k ? MSG_MORE : 0);
 
 		if (sendmsg(t->fd, &tx->msg[tx->next].msg_hdr, flags) < 0) {
-			send_blocked(t, errno, "sendmsg");
+			int err = errno;
+
+			send_blocked(t, err, "sendmsg");
 			if (tx->next > tx->base) {
 				log_sent(t, tx->base, tx->next, now);
 				split_scattering(t, tx->next);
 			}
+			if (err == EHOSTDOWN)
+				host_down(t, tx->next);
 			return false;
 		}
 		tx->next++;
@@ -946,6 +1011,8 @@ static void try_send(struct traffic *t)
 
 	if (!t->tx.built)
 		build_scattering(t, t->next_scat_id++);
+	if (!t->tx.built)
+		return;
 	done = t->o.use_more ? send_more(t) : send_mmsg(t);
 	if (!done)
 		return;
@@ -1088,6 +1155,34 @@ static bool cmsg_recverr(struct msghdr *m, struct onepipe_recverr *e)
 	return false;
 }
 
+/*
+ * The controller declared @host failed at @ts (epoch @epoch): log it, send
+ * to it no more, and acknowledge it (--failure-ack-ms) so that delivery
+ * of what was stamped after it resumes.
+ */
+static void failure_notified(struct traffic *t, uint32_t host, uint64_t ts,
+			     uint32_t epoch)
+{
+	logline(t, "F %" PRIu64 " %" PRIu32 " %" PRIu32 "\n", ts, host, epoch);
+	note_failed(t, host);
+	t->last_progress = now_mono();
+	if (t->o.fail_ack_ns < 0)
+		return;
+	if (!t->ack_epoch || (int32_t)(epoch - t->ack_epoch) > 0)
+		t->ack_epoch = epoch;
+	t->ack_at = now_mono() + (uint64_t)t->o.fail_ack_ns;
+}
+
+static void failure_ack_due(struct traffic *t, uint64_t mono)
+{
+	if (!t->ack_epoch || mono < t->ack_at)
+		return;
+	if (setsockopt(t->fd, SOL_ONEPIPE, ONEPIPE_FAILURE_ACK, &t->ack_epoch,
+		       sizeof(t->ack_epoch)))
+		die("setsockopt(ONEPIPE_FAILURE_ACK): %s", strerror(errno));
+	t->ack_epoch = 0;
+}
+
 /* One send-failure notification; returns false when the queue is empty. */
 static bool errq_one(struct traffic *t)
 {
@@ -1117,6 +1212,10 @@ static bool errq_one(struct traffic *t)
 	dst = (struct ep){ e.offender.sop_host, e.offender.sop_port };
 	if (!cmsg_u64(&m, ONEPIPE_CMSG_TS, &ts))
 		log_bad(t, dst, "errqueue-no-ts-cmsg");
+	if (e.ee.ee_code == ONEPIPE_EE_PROC_FAILED) {
+		failure_notified(t, dst.host, ts, e.ee.ee_data);
+		return true;
+	}
 	v = opt_decode(t->rx.ebuf, n, &p);
 	if (v == OPT_SHORT || v == OPT_MAGIC_BAD) {
 		log_bad(t, dst, "errqueue-payload");
@@ -1196,6 +1295,8 @@ static int poll_timeout(struct traffic *t, uint64_t mono)
 		if (edge < due)
 			due = edge;
 	}
+	if (t->ack_epoch && t->ack_at < due)
+		due = t->ack_at;
 	ms = ms_until(mono, due);
 	return ms;
 }
@@ -1294,6 +1395,7 @@ static void loop(struct traffic *t)
 			t->blocked = t->blocked && t->want_out;
 		}
 		mono = now_mono();
+		failure_ack_due(t, mono);
 		if (mono >= t->next_sweep)
 			drain_errq(t, false);
 		if (t->started && !sending_done(t) && mono >= t->next_send)

@@ -49,7 +49,8 @@
  *   if that thread exits first, its scattering is refused (ECONNABORTED).
  * - A scattering that cannot be sent (a bad address or flag in any
  *   message, a message above ONEPIPE_MAX_MSG, more bytes than SO_SNDBUF,
- *   SOCK_RDM: more messages than net.onepipe.rdm_window, host down, no
+ *   SOCK_RDM: more messages than net.onepipe.rdm_window, or a receiver
+ *   the failure controller declared failed (EHOSTDOWN), host down, no
  *   memory) fails as a whole before it is stamped.  The failing call
  *   returns the error; the messages earlier calls (or the earlier entries
  *   of the same sendmmsg(), which then returns their count) had accepted
@@ -99,11 +100,18 @@ struct sockaddr_onepipe {
  *	reorder queue (for measuring what ordering costs).
  * ONEPIPE_BARRIER (get, __u64): the barrier below which this host has
  *	delivered everything (for a SOCK_RDM socket, the commit barrier).
+ * ONEPIPE_FAILURE_ACK (set, __u32): SOCK_RDM: the application has handled
+ *	the process-failure notifications (ONEPIPE_EE_PROC_FAILED) of every
+ *	epoch up to this one (their ee_data); delivery of messages stamped
+ *	at or after those failures, held since the notification, resumes.  Without
+ *	it delivery resumes net.onepipe.failure_hold_ms after the
+ *	notification.  EINVAL for an epoch not notified yet.
  */
 #define ONEPIPE_TIMESTAMP	1
 #define ONEPIPE_LAST_TS		2
 #define ONEPIPE_ORDERED		3
 #define ONEPIPE_BARRIER		4
+#define ONEPIPE_FAILURE_ACK	5
 
 /*
  * Control messages at SOL_ONEPIPE.
@@ -134,6 +142,14 @@ enum onepipe_ee_code {
 	 * ee_errno is the refusal's error (see "Scatterings and admission")
 	 */
 	ONEPIPE_EE_ABORTED,
+	/*
+	 * SOCK_RDM: process-failure notification (EHOSTDOWN).  The
+	 * controller declared host offender.sop_host failed at the timestamp
+	 * ONEPIPE_CMSG_TS carries: every correct receiver delivers its
+	 * messages stamped below that and none at or after it.  ee_data is the
+	 * failure's epoch, for ONEPIPE_FAILURE_ACK; no payload.
+	 */
+	ONEPIPE_EE_PROC_FAILED,
 };
 
 /**
@@ -158,6 +174,11 @@ struct onepipe_recverr {
 /* Generic netlink family for host configuration and introspection. */
 #define ONEPIPE_GENL_NAME	"onepipe"
 #define ONEPIPE_GENL_VERSION	1
+/*
+ * Multicast group of the events a host reports to the failure controller
+ * (ONEPIPE_CMD_EV_*); onepipe-agent listens to it.
+ */
+#define ONEPIPE_GENL_MCGRP_CTL	"ctl"
 
 enum onepipe_cmd {
 	ONEPIPE_CMD_UNSPEC,
@@ -168,6 +189,51 @@ enum onepipe_cmd {
 	ONEPIPE_CMD_SOCK_GET,	/* dump: sockets of this netns */
 	ONEPIPE_CMD_PEER_GET,	/* dump: reliable-service state per peer host */
 	ONEPIPE_CMD_DEV_GET,	/* dump: RDMA device ports of the verbs transport */
+	/*
+	 * Failure handling (the controller's decisions, see README).
+	 * FAIL: the controller declared a host failed at a timestamp
+	 * (ONEPIPE_A_EPOCH, ONEPIPE_A_FAIL_HOST, ONEPIPE_A_FAIL_TS;
+	 * CAP_NET_ADMIN): discard its reliable messages stamped at or after
+	 * it, deliver those before it, recall scatterings
+	 * that included it, notify SOCK_RDM sockets.  Idempotent for the
+	 * same host and timestamp.  FAIL_GET dumps the failures applied.
+	 */
+	ONEPIPE_CMD_FAIL,
+	ONEPIPE_CMD_FAIL_GET,
+	/*
+	 * Events, multicast on ONEPIPE_GENL_MCGRP_CTL only (joining it takes
+	 * CAP_NET_ADMIN); each carries ONEPIPE_A_HOST_ID, the reporting host.
+	 */
+	/*
+	 * The uplink's commit register fell silent for the commit timeout
+	 * (ONEPIPE_A_LINK_UP 0, ONEPIPE_A_LINK_COMMIT the last commit
+	 * barrier heard on it, if any) or was heard again (ONEPIPE_A_LINK_UP
+	 * 1).  Only while net.onepipe.controlled is set; the link then stays
+	 * in the commit minimum.
+	 */
+	ONEPIPE_CMD_EV_LINK,
+	/*
+	 * SOCK_RDM: ONEPIPE_A_PEER_HOST did not ACK within the retry
+	 * budget (while controlled: resends go on at the longest interval).
+	 */
+	ONEPIPE_CMD_EV_UNREACH,
+	/*
+	 * A FAIL is complete here: messages discarded, the recalls it
+	 * started ACKed or given up (ONEPIPE_A_EPOCH, ONEPIPE_A_FAIL_HOST).
+	 */
+	ONEPIPE_CMD_EV_FAIL_DONE,
+	/*
+	 * A failed host rejoins as a new incarnation (ONEPIPE_A_FAIL_HOST,
+	 * ONEPIPE_A_EPOCH; CAP_NET_ADMIN).  Sent first to the host itself
+	 * (its own id; the same epoch again only repeats the answer): its
+	 * reliable state starts over, what it had sent fails with
+	 * ONEPIPE_EE_DOWN, what it had not delivered is dropped, and the
+	 * reply carries ONEPIPE_A_FAIL_TS, the new incarnation's first
+	 * timestamp.  Then to the others with that ONEPIPE_A_FAIL_TS: their
+	 * reliable state about it starts over, and what the old incarnation
+	 * stamped from its failure timestamp until then stays discarded.
+	 */
+	ONEPIPE_CMD_REJOIN,
 	__ONEPIPE_CMD_MAX,
 };
 
@@ -213,6 +279,15 @@ enum onepipe_attr {
 	ONEPIPE_A_VERBS_PEERS,		/* nest of ONEPIPE_A_VERBS_PEER */
 	ONEPIPE_A_VERBS_PEER,		/* nest of ONEPIPE_V_* */
 	ONEPIPE_A_VERBS_COUNTERS,	/* nest of ONEPIPE_VC_* u64 */
+	/* failure handling */
+	ONEPIPE_A_EPOCH,		/* u32: the controller's decision number */
+	ONEPIPE_A_FAIL_HOST,		/* u32: the failed host */
+	ONEPIPE_A_FAIL_TS,		/* u64: its failure timestamp */
+	ONEPIPE_A_LINK_UP,		/* u32: 0 silent, 1 heard again */
+	ONEPIPE_A_LINK_COMMIT,		/* u64: last commit barrier heard */
+	ONEPIPE_A_PEER_HOST,		/* u32: the peer an event is about */
+	ONEPIPE_A_CONTROLLED,		/* u32: net.onepipe.controlled (HOST_GET) */
+	ONEPIPE_A_FAIL_PENDING,		/* u32: 1 while its recalls run (dump) */
 	__ONEPIPE_A_MAX,
 };
 
@@ -252,6 +327,10 @@ enum onepipe_counter {
 	ONEPIPE_C_COMMIT_LAG_NS,
 	ONEPIPE_C_TX_ABORTED,		/* scatterings refused whole, unstamped */
 	ONEPIPE_C_RX_OVERWINDOW,	/* reliable msgs dropped: window full */
+	ONEPIPE_C_FAILURES,		/* process failures applied (FAIL) */
+	ONEPIPE_C_FAIL_DISCARDS,	/* reliable msgs of failed hosts dropped */
+	ONEPIPE_C_FAIL_NOTIFIES,	/* process-failure notifications queued */
+	ONEPIPE_C_CTL_EVENTS,		/* events multicast to the controller */
 	__ONEPIPE_C_MAX,
 };
 
