@@ -23,7 +23,7 @@
 
 /* epoll tags; a backend's own start at SWD_EV_BACKEND */
 enum { SWD_EV_TICK, SWD_EV_PUSH, SWD_EV_STATS, SWD_EV_SIG,
-       SWD_EV_BACKEND = 16 };
+       SWD_EV_CTL, SWD_EV_CTL_RETRY, SWD_EV_BACKEND = 16 };
 
 /**
  * struct swd_tx - a packet queued for sending
@@ -70,6 +70,39 @@ struct swd_backend {
 	void (*describe)(FILE *f);
 };
 
+/**
+ * struct swd_ctl - the failure controller's client (swd_ctl.c)
+ * @path: --controller, NULL without one (then nothing below is used)
+ * @node: --node, this switch's name in the controller's topology
+ * @fd: the connection, -1 while there is none
+ * @retry_fd: 200 ms timer: redial, resend what could not be sent
+ * @dirty: ports whose link state the controller may not have heard
+ * @resumed: per port, the epoch of the last RESUME carried out (0: none)
+ * @owed: per port, the epoch of a DONE not yet sent (0: none)
+ * @reports: per port, LINK_DOWN and LINK_UP sent
+ * @connects: connections made
+ * @sent_reports: LINK_DOWN and LINK_UP sent, all ports
+ * @resumes: RESUMEs carried out (repeats not counted)
+ * @dones: DONEs sent
+ * @bad: malformed or unexpected messages from the controller, RESUMEs
+ *	for no port of ours
+ */
+struct swd_ctl {
+	const char *path;
+	const char *node;
+	int fd;
+	int retry_fd;
+	u64 dirty;
+	u32 resumed[SW_MAX_PORTS];
+	u32 owed[SW_MAX_PORTS];
+	u64 reports[SW_MAX_PORTS];
+	u64 connects;
+	u64 sent_reports;
+	u64 resumes;
+	u64 dones;
+	u64 bad;
+};
+
 /*
  * The daemon, whatever the backend: the switch, the timers, the transmit
  * queue and what both backends count that switch_logic cannot know.
@@ -96,6 +129,7 @@ struct swd {
 	/* ECN counters per port, kept here: switch_logic knows no IP */
 	u64 rx_ce[SW_MAX_PORTS];	/* received marked CE */
 	u64 ce_fwd[SW_MAX_PORTS];	/* sent on with their CE mark */
+	struct swd_ctl ctl;
 };
 
 extern struct swd swd;
@@ -113,5 +147,11 @@ void swd_tx_queue(unsigned int port, void *buf, size_t len, bool beacon,
 void swd_tx_send(int fd, struct mmsghdr *m, const unsigned int *idx,
 		 unsigned int n);
 void swd_flush(void);
+
+int swd_ctl_set(const char *path, const char *node);
+int swd_ctl_open(void);
+void swd_ctl_event(unsigned int tag);
+void swd_ctl_tick(void);
+void swd_ctl_put_tail(FILE *f);
 
 #endif /* ONEPIPE_SWD_H */

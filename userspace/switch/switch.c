@@ -14,7 +14,8 @@
  * a backend's (swd.h): UDP datagrams to and from peer addresses
  * (swd_udp.c, the UDP transport, barriers rewritten in every packet), or
  * whole RoCEv2 frames on network interfaces (swd_roce.c, --roce, the
- * verbs transport, barriers in beacons only).
+ * verbs transport, barriers in beacons only).  With --controller, the
+ * failure controller's client (swd_ctl.c) shares the loop too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -68,6 +69,7 @@ static void usage(FILE *f)
 		"         [--commit-timeout-intervals C]\n"
 		"         [--admit-slack-us S] [--no-push]\n"
 		"         [--stats FILE] [--name NAME] [--cpu N|any]\n"
+		"         [--controller PATH --node NAME]\n"
 		"  ROLE is down (towards hosts / a lower tier) or up;\n"
 		"  LIST is like 1-4+7 (host ids reachable through the port).\n"
 		"  Defaults: listen 0.0.0.0:5640, interval 100 us, timeout 10\n"
@@ -82,7 +84,10 @@ static void usage(FILE *f)
 		"  forwarded unchanged; barriers only in beacons, sent every\n"
 		"  interval on every port to the peer's mac/ip/qpn/qkey from\n"
 		"  src (defaults: broadcast, 0.0.0.0, QPN 1, the 1Pipe Q_Key,\n"
-		"  0.0.0.0: another switch).\n");
+		"  0.0.0.0: another switch).\n"
+		"  --controller: report links silent for the commit timeout\n"
+		"  to onepiped at PATH (AF_UNIX) as node NAME, keep their\n"
+		"  commit registers until it says RESUME.\n");
 }
 
 int swd_parse_u64(const char *s, u64 min, u64 max, u64 *v)
@@ -110,6 +115,8 @@ int swd_parse_u64(const char *s, u64 min, u64 max, u64 *v)
  * @cpu: --cpu: a CPU number, SWD_CPU_ANY, or SWD_CPU_DEFAULT if not given
  * @ports: the --port specs
  * @np: their number
+ * @controller: --controller, NULL if not given
+ * @node: --node, NULL if not given
  */
 struct swd_args {
 	const char *listen;
@@ -122,6 +129,8 @@ struct swd_args {
 	int cpu;
 	char **ports;
 	int np;
+	const char *controller;
+	const char *node;
 };
 
 #define SWD_CPU_ANY	(-1)
@@ -140,6 +149,8 @@ static const struct option swd_opts[] = {
 	{ "name", required_argument, NULL, 'n' },
 	{ "port", required_argument, NULL, 'p' },
 	{ "cpu", required_argument, NULL, 'C' },
+	{ "controller", required_argument, NULL, 'K' },
+	{ "node", required_argument, NULL, 'N' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -190,6 +201,12 @@ static int parse_opt(int c, struct swd_args *a)
 		if (swd_parse_u64(optarg, 0, SWD_CPU_MAX, &v))
 			return -1;
 		a->cpu = (int)v;
+		return 0;
+	case 'K':
+		a->controller = optarg;
+		return 0;
+	case 'N':
+		a->node = optarg;
 		return 0;
 	case 'h':
 		usage(stdout);
@@ -251,6 +268,17 @@ static int apply_args(const struct swd_args *a)
 	if (!a->no_push)
 		sw_set_push(&swd.sw, swd.interval / OP_PUSH_GAP_DIV,
 			    swd.interval / OP_PUSH_BUSY_DIV);
+	/* The controller decides failures: see "Controlled mode". */
+	if (!a->controller != !a->node) {
+		fprintf(stderr, "onepipe-switch: --controller and --node go "
+			"together\n");
+		return -1;
+	}
+	if (a->controller) {
+		if (swd_ctl_set(a->controller, a->node))
+			return -1;
+		sw_set_controlled(&swd.sw, true);
+	}
 	if (swd.be->init(a->listen))
 		return -1;
 	for (i = 0; i < a->np; i++)
@@ -441,6 +469,7 @@ static void on_tick(void)
 	for (i = 0; i < n; i++)
 		swd.be->beacon(&b[i]);
 	swd_flush();
+	swd_ctl_tick();
 }
 
 static void on_push(void)
@@ -482,14 +511,17 @@ static void put_counters(FILE *f, unsigned int i)
 	fprintf(f, "\"rx_pkts\":%llu,\"tx_pkts\":%llu,\"tx_beacons\":%llu,"
 		"\"tx_pushes\":%llu,"
 		"\"rx_beacons\":%llu,\"drops\":%llu,\"timeouts\":%llu,"
-		"\"rx_ce\":%llu,\"ce_fwd\":%llu",
+		"\"rx_ce\":%llu,\"ce_fwd\":%llu,\"reports\":%llu,"
+		"\"resumes\":%llu",
 		(unsigned long long)p->rx_pkts, (unsigned long long)p->tx_pkts,
 		(unsigned long long)p->tx_beacons,
 		(unsigned long long)p->pushes,
 		(unsigned long long)p->rx_beacons,
 		(unsigned long long)p->drops, (unsigned long long)p->timeouts,
 		(unsigned long long)swd.rx_ce[i],
-		(unsigned long long)swd.ce_fwd[i]);
+		(unsigned long long)swd.ce_fwd[i],
+		(unsigned long long)swd.ctl.reports[i],
+		(unsigned long long)p->resumes);
 }
 
 static void put_port(FILE *f, unsigned int i, u64 now)
@@ -519,6 +551,9 @@ static void put_port(FILE *f, unsigned int i, u64 now)
 	put_opt(f, "commit_register", cl->heard, cl->reg);
 	valid = sw_out_commit(&swd.sw, i, &v);
 	put_opt(f, "out_commit", valid, v);
+	/* Controlled mode: silent for the commit timeout, reported. */
+	fprintf(f, "\"link_down\":%s,",
+		swd.sw.reported & ((u64)1 << i) ? "true" : "false");
 	put_counters(f, i);
 	swd.be->put_port_tail(f, i);
 	fprintf(f, "}");
@@ -533,12 +568,13 @@ static void put_stats(FILE *f)
 	fprintf(f, "{\"name\":\"%s\",\"pid\":%d,", swd.name, (int)getpid());
 	swd.be->put_head(f);
 	fprintf(f, "\"interval_us\":%llu,\"timeout_intervals\":%llu,"
-		"\"admit_slack_us\":%llu,\"push\":%s,\"time_ns\":%llu,"
-		"\"ports\":[\n",
+		"\"admit_slack_us\":%llu,\"push\":%s,\"controlled\":%s,"
+		"\"time_ns\":%llu,\"ports\":[\n",
 		(unsigned long long)(swd.interval / 1000),
 		(unsigned long long)swd.timeout_intervals,
 		(unsigned long long)(swd.sw.admit_slack / 1000),
 		swd.sw.push ? "true" : "false",
+		swd.sw.controlled ? "true" : "false",
 		(unsigned long long)swd_clock_ns(CLOCK_REALTIME));
 	for (i = 0; i < swd.sw.nports; i++) {
 		put_port(f, i, now);
@@ -549,6 +585,8 @@ static void put_stats(FILE *f)
 		(unsigned long long)swd.sw.rx_bad,
 		(unsigned long long)swd.sw.rx_unknown_src,
 		(unsigned long long)swd.sw.no_route);
+	if (swd.ctl.path)
+		swd_ctl_put_tail(f);
 	swd.be->put_tail(f);
 	fprintf(f, "}\n");
 }
@@ -656,6 +694,10 @@ static int setup(void)
 		perror("onepipe-switch: epoll");
 		return -1;
 	}
+	if (swd_ctl_open()) {
+		perror("onepipe-switch: controller");
+		return -1;
+	}
 	return 0;
 }
 
@@ -673,6 +715,10 @@ static void dispatch(unsigned int tag)
 		break;
 	case SWD_EV_SIG:
 		on_signal();
+		break;
+	case SWD_EV_CTL:
+	case SWD_EV_CTL_RETRY:
+		swd_ctl_event(tag);
 		break;
 	default:
 		swd.be->rx(tag - SWD_EV_BACKEND);
@@ -696,6 +742,9 @@ int main(int argc, char **argv)
 		(unsigned long long)(swd.interval / 1000));
 	if (swd.cpu >= 0)
 		fprintf(stderr, ", on CPU %d", swd.cpu);
+	if (swd.ctl.path)
+		fprintf(stderr, ", controlled by %s as %s", swd.ctl.path,
+			swd.ctl.node);
 	fprintf(stderr, "\n");
 	swd.running = true;
 	while (swd.running) {

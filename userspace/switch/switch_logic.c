@@ -366,6 +366,8 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 		p->drops++;
 		return SW_DROP_BAD;
 	}
+	p->rx_at = now;
+	p->rx_seen = true;
 	if (sw->beacon_only && h.type != OP_PKT_BEACON)
 		sw_touch(sw, in, now);
 	else
@@ -392,6 +394,29 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 	return SW_FORWARD;
 }
 
+/*
+ * Controlled mode: which links are down, i.e. silent for longer than the
+ * commit timeout.  Any valid packet is life, whatever registers it
+ * fills: a link whose commit register was resumed away and that now
+ * sends best-effort traffic only is up.  A link never heard is not a
+ * link the controller needs to hear about.
+ */
+static void sw_watch_links(struct sw *sw, u64 now)
+{
+	unsigned int i;
+
+	for (i = 0; i < sw->nports; i++) {
+		const struct sw_port *p = &sw->ports[i];
+		u64 bit = (u64)1 << i;
+
+		if (p->rx_seen &&
+		    (s64)(now - p->rx_at) > (s64)sw->commit_timeout)
+			sw->down |= bit;
+		else
+			sw->down &= ~bit;
+	}
+}
+
 /**
  * sw_tick() - beacon tick
  * @sw: the switch
@@ -409,6 +434,10 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
  * refreshes both (sw_hear()), they die in the same tick; one that was
  * never heard, or is already dead, has nothing to expire.
  *
+ * In controlled mode commit registers do not expire; the tick notes
+ * which links are silent for longer than the commit timeout instead, for
+ * sw_take_reports().
+ *
  * Return: number of beacons in @beacons.
  */
 unsigned int sw_tick(struct sw *sw, u64 now, struct sw_beacon *beacons)
@@ -417,8 +446,11 @@ unsigned int sw_tick(struct sw *sw, u64 now, struct sw_beacon *beacons)
 	u64 died;
 
 	died = op_links_expire(sw->links, sw->nports, now, sw->timeout);
-	died |= op_links_expire(sw->clinks, sw->nports, now,
-				sw->commit_timeout);
+	if (sw->controlled)
+		sw_watch_links(sw, now);
+	else
+		died |= op_links_expire(sw->clinks, sw->nports, now,
+					sw->commit_timeout);
 	sw_groups_update(sw, now);
 	for (i = 0; i < sw->nports; i++) {
 		struct sw_port *p = &sw->ports[i];
@@ -518,6 +550,100 @@ bool sw_push_due(const struct sw *sw, u64 *when)
 		any = true;
 	}
 	return any;
+}
+
+/**
+ * sw_set_controlled() - leave commit registers to the controller
+ * @sw: the switch
+ * @on: controlled mode on or off
+ *
+ * See "Controlled mode" at the top of switch_logic.h.  Turning it off
+ * forgets the reports: the next tick expires silent commit registers on
+ * the local timeout again.
+ */
+void sw_set_controlled(struct sw *sw, bool on)
+{
+	sw->controlled = on;
+	sw->down = 0;
+	sw->reported = 0;
+}
+
+/**
+ * sw_port_report() - a port's current state as a report
+ * @sw: the switch
+ * @port: port index
+ * @r: the report
+ *
+ * The commit value is the register's only while the register is in use:
+ * after sw_resume() its old value belongs to a failure already decided,
+ * and must not become the timestamp of the next one.
+ */
+void sw_port_report(const struct sw *sw, unsigned int port,
+		    struct sw_report *r)
+{
+	const struct op_link *l = &sw->clinks[port];
+
+	r->port = port;
+	r->down = sw->down & ((u64)1 << port);
+	r->has_commit = l->heard && !l->dead;
+	r->commit = r->has_commit ? l->reg : 0;
+}
+
+/**
+ * sw_take_reports() - link reports for the controller
+ * @sw: the switch
+ * @reports: room for SW_MAX_PORTS reports
+ *
+ * Controlled mode: every link whose state (down or up, as of the last
+ * sw_tick()) changed since the previous call, once.  A link down and up
+ * again between two calls was never down as far as the controller can
+ * tell, and makes no report; call after every tick to see every change.
+ *
+ * Return: number of reports in @reports.
+ */
+unsigned int sw_take_reports(struct sw *sw, struct sw_report *reports)
+{
+	u64 left = sw->down ^ sw->reported;
+	unsigned int n = 0;
+
+	while (left) {
+		unsigned int i = (unsigned int)__builtin_ctzll(left);
+
+		left &= left - 1;
+		sw_port_report(sw, i, &reports[n++]);
+	}
+	sw->reported = sw->down;
+	return n;
+}
+
+/**
+ * sw_resume() - the controller's decision about a port's link
+ * @sw: the switch
+ * @port: port index
+ * @now: local monotonic time in ns
+ *
+ * The commit register of @port leaves the commit minimum (it is dead, as
+ * after a timeout), and the groups are recomputed, so the commit barrier
+ * moves past the failure at once and the ports it feeds are stale like
+ * after any advance.  When the link is heard with a commit again it is a
+ * new link: it joins under the new-link rule and the admission slack.  A
+ * register already dead or never heard stays as it is; the best-effort
+ * register is not touched (it follows the local timeout).
+ *
+ * Return: 0, or -1 if there is no such port.
+ */
+int sw_resume(struct sw *sw, unsigned int port, u64 now)
+{
+	struct op_link *l;
+
+	if (port >= sw->nports)
+		return -1;
+	l = &sw->clinks[port];
+	sw->ports[port].resumes++;
+	if (l->heard)
+		l->dead = true;
+	sw_groups_update(sw, now);
+	return 0;
 }
 
 /* A beacon is hop by hop: no source or destination host. */

@@ -42,6 +42,22 @@
  * an idle port sees about one beacon per interval.  In beacon-only mode
  * forwards carry nothing of ours, so only beacons clear staleness.
  *
+ * Controlled mode (@controlled, off after sw_init()): the reliable
+ * service's failure controller (onepiped) decides failures, not this
+ * switch's clock.  Dropping a silent link's commit register from the
+ * minimum is a failure decision (the commit barrier then passes that
+ * link's reliable messages still on their way), and switches that took it
+ * each on their own timeout would disagree with the hosts about what was
+ * committed.  So in controlled mode a commit register never expires: a
+ * link silent for @commit_timeout stays in the commit minimum, which
+ * stalls, and is reported down instead (sw_take_reports()); heard again,
+ * it is reported up.  The controller decides, the hosts discard and
+ * recall, and only then does sw_resume() take the register out of the
+ * minimum; the link comes back as a new link (new-link rule, admission
+ * slack) when it is heard with a commit again.  Best-effort registers
+ * keep expiring on the local timeout: a best-effort barrier promises
+ * nothing a host must take back.
+ *
  * Up-down rule: a switch has two output groups per barrier.  Outputs
  * towards a lower tier ("down" ports) aggregate every input; outputs
  * towards a higher tier ("up" ports) aggregate only inputs from down
@@ -106,6 +122,10 @@ struct sw_range {
  * @pushes: beacons sw_push() asked for (a subset of the beacons)
  * @pace: when pushes may leave (kernel/core/push.h)
  * @push_at: when this port's push is due, while it is stale
+ * @rx_at: when a valid packet last came in (the link's liveness in
+ *	controlled mode), valid once @rx_seen
+ * @rx_seen: a valid packet came in since the port was added
+ * @resumes: sw_resume() calls (controlled mode)
  */
 struct sw_port {
 	char name[SW_NAME_LEN];
@@ -122,6 +142,9 @@ struct sw_port {
 	u64 pushes;
 	struct op_push pace;
 	u64 push_at;
+	u64 rx_at;
+	bool rx_seen;
+	u64 resumes;
 };
 
 /**
@@ -148,6 +171,11 @@ struct sw_port {
  * @busy_window: a port that forwarded this recently (ns) is busy
  * @outputs: per group, the ports it feeds (mask)
  * @stale: ports that have not carried their groups' current values
+ * @controlled: commit registers leave the minimum by sw_resume() only;
+ *	silent links are reported instead (see the top of this file)
+ * @down: controlled mode: links silent for longer than @commit_timeout,
+ *	as of the last sw_tick()
+ * @reported: @down as the caller last took it (sw_take_reports())
  * @rx_bad: malformed packets
  * @rx_unknown_src: datagrams from no configured peer (counted by the I/O
  *	layer, which is the only one to know)
@@ -169,6 +197,9 @@ struct sw {
 	u64 busy_window;
 	u64 outputs[SW_NGROUPS];
 	u64 stale;
+	bool controlled;
+	u64 down;
+	u64 reported;
 	u64 rx_bad;
 	u64 rx_unknown_src;
 	u64 no_route;
@@ -190,6 +221,20 @@ struct sw_beacon {
 	u64 commit;
 };
 
+/**
+ * struct sw_report - a link's state change for the controller
+ * @port: the port
+ * @down: silent for longer than the commit timeout (else heard again)
+ * @has_commit: @commit is valid: the port's commit register is in use
+ * @commit: its value, the last commit barrier heard on the link
+ */
+struct sw_report {
+	unsigned int port;
+	bool down;
+	bool has_commit;
+	u64 commit;
+};
+
 void sw_init(struct sw *sw, u64 timeout, u64 admit_slack);
 int sw_parse_hosts(const char *s, struct sw_range *r, unsigned int max);
 bool sw_valid_name(const char *name);
@@ -206,6 +251,11 @@ unsigned int sw_tick(struct sw *sw, u64 now, struct sw_beacon *beacons);
 void sw_set_push(struct sw *sw, u64 push_gap, u64 busy_window);
 unsigned int sw_push(struct sw *sw, u64 now, struct sw_beacon *beacons);
 bool sw_push_due(const struct sw *sw, u64 *when);
+void sw_set_controlled(struct sw *sw, bool on);
+unsigned int sw_take_reports(struct sw *sw, struct sw_report *reports);
+void sw_port_report(const struct sw *sw, unsigned int port,
+		    struct sw_report *r);
+int sw_resume(struct sw *sw, unsigned int port, u64 now);
 void sw_beacon_build(u8 *buf, const struct sw_beacon *b);
 void sw_tx_result(struct sw *sw, unsigned int port, bool beacon, bool ok);
 

@@ -32,6 +32,9 @@ struct ctx {
 	bool have_tick;
 	struct sw_beacon b[SW_MAX_PORTS];
 	unsigned int nb;
+	/* the controller's reports taken after the last tick */
+	struct sw_report r[SW_MAX_PORTS];
+	unsigned int nr;
 };
 
 static struct ctx c;
@@ -134,13 +137,14 @@ static void cmd_scenario(char **a, int n)
 	sw_init(&c.sw, 1000000, 0);
 	c.have_rx = false;
 	c.have_tick = false;
+	c.nr = 0;
 }
 
 static void cmd_config(char **a, int n)
 {
 	static const char *const keys[] = {
 		"timeout", "commit-timeout", "slack", "mode", "push-gap",
-		"busy", NULL
+		"busy", "controlled", NULL
 	};
 	const char *v, *gap, *busy;
 
@@ -161,6 +165,12 @@ static void cmd_config(char **a, int n)
 	v = kv(a, n, "slack");
 	if (v)
 		c.sw.admit_slack = tm(v);
+	v = kv(a, n, "controlled");
+	if (v) {
+		if (strcmp(v, "on") && strcmp(v, "off"))
+			die("controlled=on|off", v);
+		sw_set_controlled(&c.sw, !strcmp(v, "on"));
+	}
 	v = kv(a, n, "mode");
 	if (!v)
 		return;
@@ -405,12 +415,23 @@ static void beacons_sent(void)
 		sw_tx_result(&c.sw, c.b[i].port, true, true);
 }
 
+/* A tick, and the reports it made, taken as the daemon takes them. */
 static void cmd_tick(char **a, int n)
 {
 	if (n != 1)
 		die("tick TIME", NULL);
 	c.nb = sw_tick(&c.sw, tm(a[0]), c.b);
+	c.nr = sw_take_reports(&c.sw, c.r);
 	beacons_sent();
+}
+
+/* resume PORT TIME: the controller's RESUME for PORT (sw_resume()) */
+static void cmd_resume(char **a, int n)
+{
+	if (n != 2)
+		die("resume PORT TIME", NULL);
+	if (sw_resume(&c.sw, port(a[0]), tm(a[1])))
+		die("sw_resume refused", a[0]);
 }
 
 /* push TIME: the pushes due (sw_push()), checked like a tick's beacons. */
@@ -419,6 +440,7 @@ static void cmd_push(char **a, int n)
 	if (n != 1)
 		die("push TIME", NULL);
 	c.nb = sw_push(&c.sw, tm(a[0]), c.b);
+	c.nr = 0;
 	beacons_sent();
 }
 
@@ -649,6 +671,66 @@ static void cmd_expect_beacons(char **a, int n, const char *text)
 	report(ok, text, why);
 }
 
+/*
+ * expect-reports [PORT=down|up[/COMMIT|-] ...]: exactly these reports
+ * from the last tick; a commit left out is '-'.
+ */
+static void cmd_expect_reports(char **a, int n, const char *text)
+{
+	bool want[SW_MAX_PORTS] = { false };
+	struct sw_report wr[SW_MAX_PORTS];
+	char why[512];
+	size_t wl;
+	bool ok = true;
+	unsigned int i;
+	int k;
+
+	if (!c.have_tick)
+		die("expect-reports without a tick", NULL);
+	for (k = 0; k < n; k++) {
+		char *eq = strchr(a[k], '='), *sl;
+
+		if (!eq)
+			die("expect-reports PORT=down|up[/COMMIT] ...", a[k]);
+		*eq = 0;
+		sl = strchr(eq + 1, '/');
+		if (sl)
+			*sl = 0;
+		i = port(a[k]);
+		if (strcmp(eq + 1, "down") && strcmp(eq + 1, "up"))
+			die("a report is down or up", eq + 1);
+		want[i] = true;
+		wr[i].down = !strcmp(eq + 1, "down");
+		wr[i].has_commit = sl ? opt_num(sl + 1, &wr[i].commit) : false;
+		if (!sl)
+			wr[i].commit = 0;
+	}
+	wl = (size_t)snprintf(why, sizeof(why), "got:");
+	for (i = 0; i < c.nr; i++) {
+		const struct sw_report *r = &c.r[i];
+		unsigned int p = r->port;
+		char cs[24] = "-";
+
+		if (r->has_commit)
+			snprintf(cs, sizeof(cs), "%llu",
+				 (unsigned long long)r->commit);
+		if (wl < sizeof(why))
+			wl += (size_t)snprintf(why + wl, sizeof(why) - wl,
+					       " %s=%s/%s",
+					       c.sw.ports[p].name,
+					       r->down ? "down" : "up", cs);
+		if (!want[p] || wr[p].down != r->down ||
+		    wr[p].has_commit != r->has_commit ||
+		    wr[p].commit != r->commit)
+			ok = false;
+		want[p] = false;
+	}
+	for (i = 0; i < SW_MAX_PORTS; i++)
+		if (want[i])
+			ok = false;
+	report(ok, text, why);
+}
+
 /* expect-[commit-]state PORT new|live|dead */
 static void cmd_expect_state(char **a, int n, const char *text, bool commit)
 {
@@ -730,6 +812,8 @@ static u64 counter(const char *name)
 		return p->timeouts;
 	if (!strcmp(dot + 1, "pushes"))
 		return p->pushes;
+	if (!strcmp(dot + 1, "resumes"))
+		return p->resumes;
 	die("unknown counter", name);
 	return 0;
 }
@@ -822,6 +906,10 @@ static void run_line(char *line)
 		cmd_tick(a + 1, n - 1);
 	else if (IS("push"))
 		cmd_push(a + 1, n - 1);
+	else if (IS("resume"))
+		cmd_resume(a + 1, n - 1);
+	else if (IS("expect-reports"))
+		cmd_expect_reports(a + 1, n - 1, text);
 	else if (IS("expect-push-due"))
 		cmd_expect_push_due(a + 1, n - 1, text);
 	else if (IS("expect-fwd"))
