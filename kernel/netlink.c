@@ -107,7 +107,8 @@ static int op_nl_fill_host(struct sk_buff *msg, struct op_net *on)
 	struct op_host_cfg cfg;
 	u64 clock, txb, rxb, txc, rxc;
 	u32 depth, waiting, unacked;
-	bool up, has_rxc;
+	bool up, has_rxc, cup_silent, cup_heard;
+	u64 cup_reg;
 
 	mutex_lock(&on->cfg_mutex);
 	cfg = on->cfg;
@@ -126,6 +127,9 @@ static int op_nl_fill_host(struct sk_buff *msg, struct op_net *on)
 	rxc = on->cdelivered;
 	has_rxc = on->cagg.valid;
 	depth = on->pq.count + on->rdm_pq.count;
+	cup_silent = on->cup_reported;
+	cup_heard = on->cuplink.heard;
+	cup_reg = on->cuplink.reg;
 	spin_unlock_bh(&on->rx_lock);
 
 	if (cfg.host_id &&
@@ -151,6 +155,14 @@ static int op_nl_fill_host(struct sk_buff *msg, struct op_net *on)
 		return -EMSGSIZE;
 	if (has_rxc &&
 	    nla_put_u64_64bit(msg, ONEPIPE_A_RX_COMMIT, rxc, ONEPIPE_A_PAD))
+		return -EMSGSIZE;
+	/*
+	 * The uplink's commit register as EV_LINK last said: an agent that
+	 * lost events (a full socket) reads it back here.
+	 */
+	if (nla_put_u32(msg, ONEPIPE_A_LINK_UP, !cup_silent) ||
+	    (cup_heard && nla_put_u64_64bit(msg, ONEPIPE_A_LINK_COMMIT,
+					    cup_reg, ONEPIPE_A_PAD)))
 		return -EMSGSIZE;
 	return op_nl_put_counters(msg, on);
 }

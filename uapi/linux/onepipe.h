@@ -283,7 +283,8 @@ enum onepipe_attr {
 	ONEPIPE_A_EPOCH,		/* u32: the controller's decision number */
 	ONEPIPE_A_FAIL_HOST,		/* u32: the failed host */
 	ONEPIPE_A_FAIL_TS,		/* u64: its failure timestamp */
-	ONEPIPE_A_LINK_UP,		/* u32: 0 silent, 1 heard again */
+	/* u32: 0 silent, 1 heard again (EV_LINK; HOST_GET: the uplink) */
+	ONEPIPE_A_LINK_UP,
 	ONEPIPE_A_LINK_COMMIT,		/* u64: last commit barrier heard */
 	ONEPIPE_A_PEER_HOST,		/* u32: the peer an event is about */
 	ONEPIPE_A_CONTROLLED,		/* u32: net.onepipe.controlled (HOST_GET) */
