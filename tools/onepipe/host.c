@@ -90,6 +90,25 @@ static void parse_verbs(const struct nlattr **tb, struct op_host_info *hi)
 	}
 }
 
+/*
+ * ONEPIPE_A_CONTROLLED, read with a spec of its own: op_attrs (nl.c) does
+ * not name it, and would leave it out.
+ */
+static void parse_controlled(const struct nlmsghdr *nlh,
+			     struct op_host_info *hi)
+{
+	static const struct op_attr_spec spec[ONEPIPE_A_MAX + 1] = {
+		[ONEPIPE_A_CONTROLLED] = { "ONEPIPE_A_CONTROLLED", 4, NULL },
+	};
+	const struct nlattr *tb[ONEPIPE_A_MAX + 1];
+
+	op_nl_parse_msg(nlh, spec, ONEPIPE_A_MAX, tb);
+	if (!tb[ONEPIPE_A_CONTROLLED])
+		return;
+	hi->present |= 1ULL << ONEPIPE_A_CONTROLLED;
+	hi->controlled = mnl_attr_get_u32(tb[ONEPIPE_A_CONTROLLED]);
+}
+
 void op_host_parse(const struct nlmsghdr *nlh, struct op_host_info *hi)
 {
 	const struct nlattr *tb[ONEPIPE_A_MAX + 1];
@@ -126,6 +145,7 @@ void op_host_parse(const struct nlmsghdr *nlh, struct op_host_info *hi)
 	if (tb[ONEPIPE_A_COUNTERS])
 		op_counters_parse(tb[ONEPIPE_A_COUNTERS], &hi->counters);
 	parse_verbs(tb, hi);
+	parse_controlled(nlh, hi);
 }
 
 void op_host_free(struct op_host_info *hi)
@@ -215,6 +235,9 @@ static void print_commit(struct op_out *o, const struct op_host_info *hi)
 		out_uint(o, "rdm_waiting", NULL, hi->rdm_waiting);
 	if (has(hi, ONEPIPE_A_RDM_UNACKED))
 		out_uint(o, "rdm_unacked", NULL, hi->rdm_unacked);
+	/* Whether failures are the controller's to decide. */
+	if (has(hi, ONEPIPE_A_CONTROLLED))
+		out_yesno(o, "controlled", NULL, hi->controlled);
 }
 
 /* The verbs host's own address, on a line of its own. */

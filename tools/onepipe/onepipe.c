@@ -30,6 +30,8 @@ static const struct {
 	{ "sock", do_sock },
 	{ "peer", do_peer },
 	{ "dev", do_dev },
+	{ "controller", do_controller },
+	{ "fail", do_fail },
 };
 
 static void usage(FILE *f)
@@ -37,7 +39,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: onepipe [ OPTIONS ] OBJECT { COMMAND | help }\n"
 		"       onepipe [ -V | -h ]\n"
-		"where  OBJECT := { host | link | sock | peer | dev }\n"
+		"where  OBJECT := { host | link | sock | peer | dev | controller | fail }\n"
 		"       OPTIONS := { -j[son] | -p[retty] | -n[etns] NAME |\n"
 		"                    -V[ersion] | -h[elp] }\n");
 }

@@ -37,6 +37,8 @@ int do_link(struct op_ctx *ctx, int argc, char **argv);
 int do_sock(struct op_ctx *ctx, int argc, char **argv);
 int do_peer(struct op_ctx *ctx, int argc, char **argv);
 int do_dev(struct op_ctx *ctx, int argc, char **argv);
+int do_controller(struct op_ctx *ctx, int argc, char **argv);
+int do_fail(struct op_ctx *ctx, int argc, char **argv);
 
 /* Usage of each object, for "OBJECT help" (stdout) and errors. */
 void host_usage(FILE *f);
@@ -44,6 +46,8 @@ void link_usage(FILE *f);
 void sock_usage(FILE *f);
 void peer_usage(FILE *f);
 void dev_usage(FILE *f);
+void controller_usage(FILE *f);
+void fail_usage(FILE *f);
 
 /*
  * Report a command-line error as "onepipe: ..." plus a pointer to
@@ -103,6 +107,7 @@ struct op_host_info {
 	uint64_t rx_commit;
 	uint32_t rdm_waiting;
 	uint32_t rdm_unacked;
+	uint32_t controlled;		/* net.onepipe.controlled */
 	struct op_counters counters;	/* ONEPIPE_C_* */
 	/* verbs transport */
 	char verbs_dev[OP_VERBS_DEV_MAX];
@@ -156,5 +161,75 @@ void op_sock_print(struct op_out *o, const struct nlattr **tb);
 void op_peer_print(struct op_out *o, const struct nlattr **tb);
 /* One ONEPIPE_CMD_DEV_GET reply's top-level attributes. */
 void op_dev_print(struct op_out *o, const struct nlattr **tb);
+
+/* One ONEPIPE_CMD_FAIL_GET reply: a failure this host applied. */
+extern const struct op_attr_spec op_fail_attrs[ONEPIPE_A_MAX + 1];
+void op_fail_print(struct op_out *o, const struct nlattr **tb);
+
+/*
+ * "controller show" and "fail show" take the output options after the
+ * command too ("onepipe controller show -j"); @socket only if allowed.
+ */
+struct op_show_opts {
+	bool json;
+	bool pretty;
+	const char *socket;	/* onepiped's socket */
+};
+
+int op_parse_show_opts(int argc, char **argv, bool allow_socket,
+		       struct op_show_opts *opts, char *err, size_t errlen);
+
+/* onepiped's answer to CTL_SHOW, reassembled from its chunks. */
+struct ctl_msg;
+#define OP_CTL_TEXT_MAX	(16 << 20)
+struct op_ctl_text {
+	char *buf;		/* NUL-terminated */
+	size_t len;
+	size_t cap;
+	unsigned int chunks;
+};
+
+/*
+ * Append a CTL_SHOW_REPLY chunk.  Returns 1 after the last one
+ * (CTL_F_LAST), 0 if more follow, -EBADMSG (not a SHOW_REPLY) or
+ * -EFBIG (beyond OP_CTL_TEXT_MAX) or -ENOMEM.
+ */
+int op_ctl_text_add(struct op_ctl_text *t, const struct ctl_msg *m);
+void op_ctl_text_free(struct op_ctl_text *t);
+
+/* A parsed JSON document; numbers keep their text. */
+enum op_jtype {
+	OP_J_NULL,
+	OP_J_FALSE,
+	OP_J_TRUE,
+	OP_J_NUM,
+	OP_J_STR,
+	OP_J_ARR,
+	OP_J_OBJ,
+};
+
+struct op_jval {
+	enum op_jtype type;
+	char *key;		/* member name, inside an object */
+	char *str;		/* OP_J_STR (decoded), OP_J_NUM (as sent) */
+	struct op_jval *child;	/* first element or member */
+	struct op_jval *next;	/* next sibling */
+};
+
+/* Deeper than any answer of onepiped, well within the JSON writer's. */
+#define OP_JSON_MAX_DEPTH	12
+
+/* NULL on error, with the reason and its offset in @err. */
+struct op_jval *op_json_parse(const char *s, size_t len, char *err,
+			      size_t errlen);
+void op_json_free(struct op_jval *v);
+struct jw;
+void op_json_write(struct jw *jw, const struct op_jval *v);
+/*
+ * The controller's state: @v re-written as JSON, or as text that follows
+ * the document's shape (scalars as "key value", objects and arrays of
+ * objects as indented blocks).
+ */
+void op_controller_print(struct op_out *o, const struct op_jval *v);
 
 #endif /* ONEPIPE_TOOL_H */

@@ -59,7 +59,8 @@ expect_fail() {
 expect_ok "-V prints the version" "^onepipe utility, version" -V
 expect_ok "--version" "^onepipe utility, version" --version
 expect_ok "-h prints usage" "^Usage: onepipe" -h
-expect_ok "help prints usage" "OBJECT := { host | link | sock | peer | dev }" help
+expect_ok "help prints usage" \
+	"OBJECT := { host | link | sock | peer | dev | controller | fail }" help
 expect_ok "host help" "onepipe host set id ID" host help
 expect_ok "h help (object abbreviation)" "onepipe host down" h help
 expect_ok "link help" "onepipe link show" link help
@@ -70,6 +71,10 @@ expect_ok "peer help" "onepipe peer show" peer help
 expect_ok "p h (both abbreviated)" "onepipe peer show" p h
 expect_ok "dev help" "onepipe dev show" dev help
 expect_ok "d h (both abbreviated)" "onepipe dev show" d h
+expect_ok "controller help" "onepipe controller show \[ -j \]" controller help
+expect_ok "c h (both abbreviated)" "default /run/onepipe/onepiped.sock" c h
+expect_ok "fail help" "onepipe fail show" fail help
+expect_ok "f h (both abbreviated)" "onepipe fail show" f h
 expect_ok "host help shows the verbs form" \
 	"PEER := peer PEER_ID gid GID qpn QPN \[ qkey QKEY \]" host help
 
@@ -94,6 +99,18 @@ expect_fail "peer show takes no argument" 'peer show: unexpected argument "x"' \
 	peer show x
 expect_fail "dev show takes no argument" 'dev show: unexpected argument "x"' \
 	-j dev show x
+expect_fail "unknown controller command" 'Try "onepipe controller help"' \
+	controller frob
+expect_fail "unknown fail command" 'Try "onepipe fail help"' fail frob
+expect_fail "controller show: unknown argument" \
+	'controller show: unexpected argument "x"' controller show x
+expect_fail "controller show: --socket without a path" \
+	'controller show: --socket needs a path' controller show --socket
+expect_fail "fail show: no --socket" \
+	'fail show: unexpected argument "--socket"' fail show --socket /x
+expect_fail "controller show: no daemon" \
+	"cannot connect to onepiped at $tmp/none.sock: No such file or directory (is onepiped running?)" \
+	controller show --socket "$tmp/none.sock"
 expect_fail "host set without id" '"id" is required' host set
 expect_fail "host set id 0" 'invalid host id "0"' host set id 0
 expect_fail "host set id 2^32-1" 'invalid host id "4294967295"' \
@@ -127,6 +144,63 @@ expect_fail "-n with a missing namespace" \
 	'cannot open network namespace "onepipe-test-none-'$$'"' \
 	-n onepipe-test-none-$$ host show
 
+# controller show against a stand-in for onepiped (one answer each).
+fake=$(dirname "$0")/fake_onepiped.py
+sock=$tmp/onepiped.sock
+# fake_answer MODE: start the stand-in and wait until it listens
+fake_answer() {
+	rm -f "$tmp/ready"
+	python3 "$fake" "$sock" "$1" >"$tmp/ready" 2>"$tmp/fake.err" &
+	fake_pid=$!
+	for _ in $(seq 100); do
+		grep -q ready "$tmp/ready" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+if ! command -v python3 >/dev/null; then
+	for t in text JSON pretty closed bad-json garbage; do
+		skip "controller show: $t" "no python3"
+	done
+else
+	fake_answer ok
+	run controller show --socket "$sock"
+	wait $fake_pid
+	[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] &&
+		grep -q '^epoch 1 phase idle$' "$tmp/out" &&
+		grep -q '^    name h2 state failed$' "$tmp/out" &&
+		grep -q '^    epoch 1 host 2 ts 42$' "$tmp/out"
+	ok $? "controller show: text, from three chunks"
+	fake_answer ok
+	run -j controller show --socket="$sock"
+	wait $fake_pid
+	[ $rc -eq 0 ] && [ "$(cat "$tmp/out")" = '{"epoch":1,"phase":"idle","nodes":[{"name":"h1","state":"correct"},{"name":"h2","state":"failed"}],"failures":[{"epoch":1,"host":2,"ts":42}]}' ]
+	ok $? "controller show: JSON"
+	fake_answer ok
+	run controller show -p socket "$sock"
+	wait $fake_pid
+	[ $rc -eq 0 ] && python3 -c 'import json,sys; json.load(sys.stdin)' \
+		<"$tmp/out" && grep -q '^    "epoch": 1,$' "$tmp/out"
+	ok $? "controller show: pretty JSON"
+	fake_answer close
+	run controller show --socket "$sock"
+	wait $fake_pid
+	[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] &&
+		grep -q 'onepiped closed the connection after 1 part(s)' "$tmp/err"
+	ok $? "controller show: an answer cut short"
+	fake_answer badjson
+	run controller show --socket "$sock"
+	wait $fake_pid
+	[ $rc -eq 1 ] && [ ! -s "$tmp/out" ] &&
+		grep -q "onepiped sent bad JSON: ',' or '}' expected" "$tmp/err"
+	ok $? "controller show: bad JSON"
+	fake_answer garbage
+	run controller show --socket "$sock"
+	wait $fake_pid
+	[ $rc -eq 1 ] && grep -q 'malformed answer from onepiped' "$tmp/err"
+	ok $? "controller show: a malformed packet"
+fi
+
 # The generic netlink family exists only while onepipe.ko is loaded.
 notfound="onepipe: generic netlink family 'onepipe' not found (is onepipe.ko loaded?)"
 if [ -d /sys/module/onepipe ]; then
@@ -134,6 +208,7 @@ if [ -d /sys/module/onepipe ]; then
 	skip "link show -j without the module" "onepipe.ko is loaded"
 	skip "peer show -j without the module" "onepipe.ko is loaded"
 	skip "dev show without the module" "onepipe.ko is loaded"
+	skip "fail show -j without the module" "onepipe.ko is loaded"
 	skip "valid verbs host set without the module" "onepipe.ko is loaded"
 else
 	expect_fail "host show without the module" "^$notfound\$" host show
@@ -142,6 +217,8 @@ else
 	expect_fail "peer show -j without the module" "^$notfound\$" \
 		-j peer show
 	expect_fail "dev show without the module" "^$notfound\$" dev show
+	expect_fail "fail show -j without the module" "^$notfound\$" \
+		fail show -j
 	# A valid command gets as far as the kernel.
 	expect_fail "valid verbs host set without the module" \
 		"^$notfound\$" host set id 2 transport verbs dev opr2 \

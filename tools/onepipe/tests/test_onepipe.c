@@ -2,7 +2,9 @@
 /*
  * Unit tests of the onepipe tool's kernel-free parts: number, address and
  * "host set" argument parsing, the JSON writer, and the text/JSON rendering
- * of host, link, sock and peer replies built by hand.  TAP output.
+ * of host, link, sock, peer and fail replies built by hand; the JSON
+ * reader and the rendering of onepiped's "controller show" answer.  TAP
+ * output.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 #include <linux/genetlink.h>
 
+#include "ctl_proto.h"
 #include "json.h"
 #include "parse.h"
 #include "tool.h"
@@ -683,6 +686,7 @@ static void test_host_full(void)
 	mnl_attr_put_u64(nlh, ONEPIPE_A_RX_COMMIT, 123449000);
 	mnl_attr_put_u32(nlh, ONEPIPE_A_RDM_WAITING, 1);
 	mnl_attr_put_u32(nlh, ONEPIPE_A_RDM_UNACKED, 17);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_CONTROLLED, 1);
 	nest = mnl_attr_nest_start(nlh, ONEPIPE_A_COUNTERS);
 	for (id = 1; id <= ONEPIPE_C_MAX; id++)
 		mnl_attr_put_u64(nlh, id, id * 10);
@@ -696,14 +700,15 @@ static void test_host_full(void)
 	       "host 3 transport udp local 10.77.1.3:5640 uplink 10.77.1.1:5641 state up\n"
 	       "  clock 123456789 tx_barrier 123456000 rx_barrier 123450000 reorder 2\n"
 	       "  tx_commit 123455000 rx_commit 123449000 commit_lag 7789 rdm_waiting 1\n"
-	       "    rdm_unacked 17\n"
+	       "    rdm_unacked 17 controlled yes\n"
 	       "  counters: tx_msgs 10 tx_scatterings 20 tx_pkts 30 tx_beacons 40 tx_acks 50\n"
 	       "    tx_naks 60 tx_errors 70 rx_pkts 80 rx_beacons 90 rx_msgs 100 rx_late 110\n"
 	       "    rx_noport 120 rx_nobufs 130 rx_bad 140 rx_dup 150 rx_reasm_drop 160\n"
 	       "    acked 170 send_failures 180 link_timeouts 190 retransmits 200 recalls 210\n"
 	       "    rx_recalls 220 window_stalls 230 window_probes 240 ecn_marks 250\n"
 	       "    cwnd_cuts 260 rx_rdm_msgs 270 commit_lag_ns 280 tx_aborted 290\n"
-	       "    rx_overwindow 300 counter_40 7\n",
+	       "    rx_overwindow 300 failures 310 fail_discards 320 fail_notifies 330\n"
+	       "    ctl_events 340 counter_40 7\n",
 	       "host show: text, every attribute");
 	ok(max_line(s) <= OUT_TEXT_WIDTH, "host show: text fits in %d columns",
 	   OUT_TEXT_WIDTH);
@@ -716,6 +721,7 @@ static void test_host_full(void)
 	       "\"rx_barrier\":123450000,\"reorder_depth\":2,"
 	       "\"tx_commit\":123455000,\"rx_commit\":123449000,"
 	       "\"commit_lag\":7789,\"rdm_waiting\":1,\"rdm_unacked\":17,"
+	       "\"controlled\":true,"
 	       "\"counters\":{\"tx_msgs\":10,\"tx_scatterings\":20,"
 	       "\"tx_pkts\":30,\"tx_beacons\":40,\"tx_acks\":50,"
 	       "\"tx_naks\":60,\"tx_errors\":70,\"rx_pkts\":80,"
@@ -727,7 +733,9 @@ static void test_host_full(void)
 	       "\"window_stalls\":230,\"window_probes\":240,"
 	       "\"ecn_marks\":250,\"cwnd_cuts\":260,\"rx_rdm_msgs\":270,"
 	       "\"commit_lag_ns\":280,\"tx_aborted\":290,"
-	       "\"rx_overwindow\":300,\"counter_40\":7}}\n",
+	       "\"rx_overwindow\":300,\"failures\":310,"
+	       "\"fail_discards\":320,\"fail_notifies\":330,"
+	       "\"ctl_events\":340,\"counter_40\":7}}\n",
 	       "host show: JSON, every attribute");
 	free(s);
 }
@@ -1599,6 +1607,314 @@ static void test_extack(void)
 	ok(op_nl_ack(&nl, nlh) == -EBADMSG, "extack: truncated error");
 }
 
+/* Parse @doc and render it as "controller show" would. */
+static char *render_ctl(const char *doc, bool json, bool pretty)
+{
+	char *buf = NULL, err[128];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct op_jval *v = op_json_parse(doc, strlen(doc), err, sizeof(err));
+	struct op_out o;
+
+	if (!v) {
+		fprintf(f, "ERROR %s", err);
+		fclose(f);
+		return buf;
+	}
+	out_init(&o, f, json, pretty);
+	op_controller_print(&o, v);
+	out_fini(&o);
+	op_json_free(v);
+	fclose(f);
+	return buf;
+}
+
+static void test_json_read(void)
+{
+	static const struct {
+		const char *in;
+		const char *out;	/* compact re-write, or "ERROR ..." */
+	} cases[] = {
+		{ "{}", "{}\n" },
+		{ " [ 1 , -2 , 3.5e2 , 0 , -0.25 ] ", "[1,-2,350,0,-0.25]\n" },
+		{ "18446744073709551615", "18446744073709551615\n" },
+		{ "18446744073709551616", "1.8446744073709552e+19\n" },
+		{ "-9223372036854775808", "-9223372036854775808\n" },
+		{ "{\"a\":true,\"b\":false,\"c\":null,\"d\":\"x\"}",
+		  "{\"a\":true,\"b\":false,\"c\":null,\"d\":\"x\"}\n" },
+		{ "\"\\u00e9\\ud83d\\ude00\\n\\\"\\/\"",
+		  "\"\xc3\xa9\xf0\x9f\x98\x80\\n\\\"/\"\n" },
+		{ "{\"a\":[[],{}]}", "{\"a\":[[],{}]}\n" },
+		{ "", "ERROR value expected at offset 0" },
+		{ "{", "ERROR member name expected at offset 1" },
+		{ "{\"a\" 1}", "ERROR ':' expected at offset 5" },
+		{ "[1,]", "ERROR value expected at offset 3" },
+		{ "[1 2]", "ERROR ',' or ']' expected at offset 3" },
+		{ "{} x", "ERROR trailing characters at offset 3" },
+		{ "01", "ERROR trailing characters at offset 1" },
+		{ "-", "ERROR bad number at offset 1" },
+		{ "1.", "ERROR bad number at offset 2" },
+		{ "tru", "ERROR value expected at offset 0" },
+		{ "\"a\nb\"", "ERROR bad string at offset 3" },
+		{ "\"\\u0000\"", "ERROR bad string at offset 7" },
+		{ "\"\\ud800\"", "ERROR bad string at offset 7" },
+		{ "\"\\x\"", "ERROR bad string at offset 3" },
+		{ "\"abc", "ERROR bad string at offset 4" },
+		{ "[[[[[[[[[[[[[1]]]]]]]]]]]]]",
+		  "ERROR nested too deep at offset 13" },
+		{ "[[[[[[[[[[[[1]]]]]]]]]]]]",
+		  "[[[[[[[[[[[[1]]]]]]]]]]]]\n" },
+	};
+	unsigned int i;
+	char *s;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		char name[96];
+
+		snprintf(name, sizeof(name), "json read: %.60s", cases[i].in);
+		s = render_ctl(cases[i].in, true, false);
+		is_str(s, cases[i].out, name);
+		free(s);
+	}
+}
+
+/* Shaped like onepiped's answer, but the text form must not depend on it. */
+static const char ctl_doc[] =
+	"{\"node\":\"ctl1\",\"epoch\":2,\"phase\":\"resume\",\"standby\":false,"
+	"\"controllers\":[\"spine\"],"
+	"\"nodes\":[{\"name\":\"h1\",\"kind\":\"host\",\"host\":1,"
+	"\"state\":\"correct\",\"connected\":true},"
+	"{\"name\":\"h2\",\"kind\":\"host\",\"host\":2,\"state\":\"failed\","
+	"\"connected\":false}],"
+	"\"failures\":[{\"epoch\":2,\"host\":2,\"ts\":123456789}],"
+	"\"procedure\":{\"epoch\":2,\"waiting_done\":[\"h3\"],"
+	"\"resume\":{\"tor1\":[\"h2\"]}},"
+	"\"links_down\":[],\"empty\":{}}";
+
+static void test_controller_print(void)
+{
+	char *s;
+
+	s = render_ctl(ctl_doc, false, false);
+	is_str(s,
+	       "node ctl1 epoch 2 phase resume standby no controllers spine links_down - empty -\n"
+	       "  nodes:\n"
+	       "    name h1 kind host host 1 state correct connected yes\n"
+	       "    name h2 kind host host 2 state failed connected no\n"
+	       "  failures:\n"
+	       "    epoch 2 host 2 ts 123456789\n"
+	       "  procedure: epoch 2 waiting_done h3\n"
+	       "    resume: tor1 h2\n",
+	       "controller show: text follows the document's shape");
+	ok(max_line(s) <= OUT_TEXT_WIDTH,
+	   "controller show: text fits in %d columns", OUT_TEXT_WIDTH);
+	free(s);
+	s = render_ctl(ctl_doc, true, false);
+	is_str(s, "{\"node\":\"ctl1\",\"epoch\":2,\"phase\":\"resume\","
+		  "\"standby\":false,\"controllers\":[\"spine\"],"
+		  "\"nodes\":[{\"name\":\"h1\",\"kind\":\"host\",\"host\":1,"
+		  "\"state\":\"correct\",\"connected\":true},"
+		  "{\"name\":\"h2\",\"kind\":\"host\",\"host\":2,"
+		  "\"state\":\"failed\",\"connected\":false}],"
+		  "\"failures\":[{\"epoch\":2,\"host\":2,\"ts\":123456789}],"
+		  "\"procedure\":{\"epoch\":2,\"waiting_done\":[\"h3\"],"
+		  "\"resume\":{\"tor1\":[\"h2\"]}},"
+		  "\"links_down\":[],\"empty\":{}}\n",
+	       "controller show: JSON re-written as sent");
+	free(s);
+	s = render_ctl("{\"a\":{\"b\":1},\"l\":[[1,2],{\"c\":\"\"}]}", true,
+		       true);
+	is_str(s, "{\n"
+		  "    \"a\": {\n"
+		  "        \"b\": 1\n"
+		  "    },\n"
+		  "    \"l\": [\n"
+		  "        [\n"
+		  "            1,\n"
+		  "            2\n"
+		  "        ],\n"
+		  "        {\n"
+		  "            \"c\": \"\"\n"
+		  "        }\n"
+		  "    ]\n"
+		  "}\n",
+	       "controller show: pretty JSON");
+	free(s);
+	s = render_ctl("{\"l\":[[1,2],{\"c\":\"\"},3]}", false, false);
+	is_str(s, "l:\n"
+		  "  1,2\n"
+		  "  c \"\"\n"
+		  "  3\n",
+	       "controller show: text of a mixed array");
+	free(s);
+	s = render_ctl("{\"daemon\":{\"role\":\"active\"},"
+		       "\"controller\":{\"epoch\":0,\"nodes\":[{\"name\":\"h1\"}]}}",
+		       false, false);
+	is_str(s, "daemon: role active\n"
+		  "controller: epoch 0\n"
+		  "  nodes:\n"
+		  "    name h1\n",
+	       "controller show: text of blocks only, from the left margin");
+	free(s);
+	s = render_ctl("[1,2]", false, false);
+	is_str(s, "- 1,2\n", "controller show: text of a bare array");
+	free(s);
+}
+
+static void chunk(struct ctl_msg *m, const char *text, bool last)
+{
+	ctl_msg_init(m, CTL_SHOW_REPLY, NULL);
+	m->host = strlen(text);
+	memcpy(m->text, text, m->host);
+	if (last)
+		m->flags |= CTL_F_LAST;
+}
+
+static void test_ctl_text(void)
+{
+	struct op_ctl_text t = { .len = 0 };
+	struct ctl_msg m;
+	char big[CTL_TEXT_LEN + 1];
+
+	chunk(&m, "{\"a\":", false);
+	ok(op_ctl_text_add(&t, &m) == 0, "show reply: first chunk, more follow");
+	memset(big, ' ', CTL_TEXT_LEN);
+	big[CTL_TEXT_LEN] = '\0';
+	chunk(&m, big, false);
+	ok(op_ctl_text_add(&t, &m) == 0, "show reply: a full chunk");
+	chunk(&m, "1}", true);
+	ok(op_ctl_text_add(&t, &m) == 1, "show reply: the last chunk ends it");
+	ok(t.chunks == 3 && t.len == 5 + CTL_TEXT_LEN + 2 &&
+	   !memcmp(t.buf, "{\"a\":", 5) && !strcmp(t.buf + t.len - 2, "1}"),
+	   "show reply: chunks joined in order");
+	op_ctl_text_free(&t);
+	chunk(&m, "", true);
+	ok(op_ctl_text_add(&t, &m) == 1 && t.len == 0 && t.buf &&
+	   !t.buf[0], "show reply: an empty last chunk");
+	op_ctl_text_free(&t);
+	chunk(&m, "x", false);
+	m.type = CTL_STATE;
+	ok(op_ctl_text_add(&t, &m) == -EBADMSG,
+	   "show reply: another message type is refused");
+	chunk(&m, "x", false);
+	m.host = CTL_TEXT_LEN + 1;
+	ok(op_ctl_text_add(&t, &m) == -EBADMSG,
+	   "show reply: a length beyond the chunk is refused");
+	t.len = OP_CTL_TEXT_MAX - 1;
+	chunk(&m, "xy", false);
+	ok(op_ctl_text_add(&t, &m) == -EFBIG,
+	   "show reply: an answer beyond %d bytes is refused",
+	   OP_CTL_TEXT_MAX);
+	op_ctl_text_free(&t);
+}
+
+static void test_show_opts(void)
+{
+	struct op_show_opts o;
+	char err[128];
+
+#define ARGS(...)	(char *[]){ __VA_ARGS__ }
+#define RESET()	(o = (struct op_show_opts){ .socket = "/def" })
+	RESET();
+	ok(!op_parse_show_opts(0, NULL, true, &o, err, sizeof(err)) &&
+	   !o.json && !o.pretty && !strcmp(o.socket, "/def"),
+	   "show opts: none");
+	RESET();
+	ok(!op_parse_show_opts(1, ARGS("-j"), true, &o, err, sizeof(err)) &&
+	   o.json && !o.pretty, "show opts: -j");
+	RESET();
+	ok(!op_parse_show_opts(1, ARGS("-p"), true, &o, err, sizeof(err)) &&
+	   o.json && o.pretty, "show opts: -p implies JSON");
+	RESET();
+	ok(!op_parse_show_opts(3, ARGS("--json", "--socket", "/x"), true, &o,
+			       err, sizeof(err)) &&
+	   o.json && !strcmp(o.socket, "/x"), "show opts: --socket PATH");
+	RESET();
+	ok(!op_parse_show_opts(1, ARGS("--socket=/y"), true, &o, err,
+			       sizeof(err)) && !strcmp(o.socket, "/y"),
+	   "show opts: --socket=PATH");
+	RESET();
+	ok(op_parse_show_opts(1, ARGS("--socket"), true, &o, err,
+			      sizeof(err)) == -EINVAL &&
+	   !strcmp(err, "--socket needs a path"),
+	   "show opts: --socket without a path");
+	RESET();
+	ok(op_parse_show_opts(1, ARGS("--socket="), true, &o, err,
+			      sizeof(err)) == -EINVAL &&
+	   !strcmp(err, "the socket path is empty"),
+	   "show opts: an empty socket path");
+	RESET();
+	ok(op_parse_show_opts(2, ARGS("--socket", "/x"), false, &o, err,
+			      sizeof(err)) == -EINVAL &&
+	   !strcmp(err, "unexpected argument \"--socket\""),
+	   "show opts: no socket for fail show");
+	RESET();
+	ok(op_parse_show_opts(1, ARGS("-x"), true, &o, err,
+			      sizeof(err)) == -EINVAL &&
+	   !strcmp(err, "unexpected argument \"-x\""),
+	   "show opts: unknown argument");
+#undef ARGS
+#undef RESET
+}
+
+static struct nlmsghdr *fail_msg(char *buf, uint32_t epoch, uint32_t host,
+				 uint64_t ts, uint32_t pending)
+{
+	struct nlmsghdr *nlh = fake_reply(buf, ONEPIPE_CMD_FAIL_GET);
+
+	mnl_attr_put_u32(nlh, ONEPIPE_A_EPOCH, epoch);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_FAIL_HOST, host);
+	mnl_attr_put_u64(nlh, ONEPIPE_A_FAIL_TS, ts);
+	mnl_attr_put_u32(nlh, ONEPIPE_A_FAIL_PENDING, pending);
+	return nlh;
+}
+
+static char *render_fails(struct nlmsghdr **msgs, int n, bool json)
+{
+	const struct nlattr *tb[ONEPIPE_A_MAX + 1];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct op_out o;
+	int i;
+
+	out_init(&o, f, json, false);
+	out_array_start(&o);
+	for (i = 0; i < n; i++) {
+		op_nl_parse_msg(msgs[i], op_fail_attrs, ONEPIPE_A_MAX, tb);
+		op_print_item(&o, op_fail_print, tb);
+	}
+	out_array_end(&o);
+	out_fini(&o);
+	fclose(f);
+	return buf;
+}
+
+static void test_fail(void)
+{
+	static char b1[256], b2[256];
+	struct nlmsghdr *msgs[2];
+	char *s;
+
+	msgs[0] = fail_msg(b1, 1, 2, 123456789, 0);
+	msgs[1] = fail_msg(b2, 3, 7, 0xffffffffffffULL, 1);
+	s = render_fails(msgs, 2, false);
+	is_str(s, "host 2 epoch 1 ts 123456789 pending no\n"
+		  "host 7 epoch 3 ts 281474976710655 pending yes\n",
+	       "fail show: text");
+	free(s);
+	s = render_fails(msgs, 2, true);
+	is_str(s, "[{\"host\":2,\"epoch\":1,\"ts\":123456789,"
+		  "\"pending\":false},"
+		  "{\"host\":7,\"epoch\":3,\"ts\":281474976710655,"
+		  "\"pending\":true}]\n",
+	       "fail show: JSON");
+	free(s);
+	s = render_fails(msgs, 0, true);
+	is_str(s, "[]\n", "fail show: none, JSON");
+	free(s);
+}
+
 int main(void)
 {
 	test_matches();
@@ -1630,6 +1946,11 @@ int main(void)
 	test_peer_missing();
 	test_extack();
 	test_extack_nested();
+	test_json_read();
+	test_controller_print();
+	test_ctl_text();
+	test_show_opts();
+	test_fail();
 	printf("1..%d\n", tests);
 	if (failures)
 		printf("# %d of %d tests failed\n", failures, tests);
