@@ -44,9 +44,7 @@ need_module
 need_tools "$FABRIC" "$ONEPIPE" "$AGENT" "$TRAFFIC"
 command -v python3 >/dev/null || tap_abort "no python3"
 
-nocontroller=()
-grep -q -- --no-controller "$FABRIC" && nocontroller=(--no-controller)
-fabric_up --hosts 3 --tors 1 "${nocontroller[@]}" ||
+fabric_up --hosts 3 --tors 1 ||
 	tap_abort "fabric up failed"
 tap_pass "fabric up 3 hosts 1 tor"
 ip netns exec op-h1 sysctl -qw net.onepipe.controlled=1 ||

@@ -287,7 +287,8 @@ except OSError as e:
 
 # -------------------------------------------------------------- fabric
 
-# fabric_up ARGS...: bring the fabric up or abort the scenario.
+# fabric_up ARGS...: bring the fabric up or abort the scenario.  Without
+# the failure controller unless ARGS has --controller (or OP_CONTROLLER=1).
 fabric_up()
 {
 	"$FABRIC" down >/dev/null 2>&1	# leftovers of an earlier run
@@ -312,6 +313,20 @@ fabric_up()
 	*" --timeout-intervals "*) ;;
 	*) set -- "$@" --timeout-intervals "${OP_TIMEOUT_INTERVALS:-100}" ;;
 	esac
+	# The scenarios test the module's own failure handling unless they
+	# ask for the failure controller (--controller, which fabric runs
+	# by default): a controller turns local timeouts into its decisions.
+	local args=() a ctl=0
+	for a in "$@"; do
+		if [ "$a" = --controller ]; then
+			ctl=1
+		else
+			args+=("$a")
+		fi
+	done
+	[ "$ctl" = 1 ] || [ "${OP_CONTROLLER:-0}" = 1 ] ||
+		args+=(--no-controller)
+	set -- "${args[@]}"
 	local rc=0
 	timeout 120 "$FABRIC" up "$@" >"$WORK/fabric-up.out" 2>&1 || rc=$?
 	if [ "$rc" -eq 4 ]; then

@@ -68,6 +68,68 @@ RBASE = {
 }
 
 
+# A SOCK_RDM run with a failure: the controller declared host 4 (D)
+# failed at ts 500, epoch 1 (FAILURES).
+#   D sends scat 0 (ts 100) to A, B, C: below the failure ts, committed,
+#   delivered at all three;
+#   A sends scat 0 (ts 200) to B, C, D: committed before D failed,
+#   delivered everywhere, D included;
+#   B sends scat 0 (ts 300) to A, C, D: D never ACKs it; the failure
+#   recalls it (D's message UNREACH, the others RECALLED), nobody
+#   delivers it;
+#   D, cut off, sends scat 1 (ts 600): at or after its failure ts, so
+#   discarded everywhere (D never learns: no E line);
+#   A, B and C are notified (F 500 4 1); C sends scat 0 (ts 700) to A, B.
+FAILURES = [{"host": 4, "ts": 500, "epoch": 1}]
+FBASE = {
+    "a": ["P 1 1",
+          "R 100 4:1 0 0 64 50",
+          "S 200 0 2:1,3:1,4:1",
+          "F 500 4 1",
+          "R 700 3:1 0 0 64 50"],
+    "b": ["P 2 1",
+          "R 100 4:1 0 1 64 50",
+          "R 200 1:1 0 0 64 50",
+          "S 300 0 1:1,3:1,4:1",
+          "E 300 4:1 0 2 113 6",
+          "E 300 1:1 0 0 125 7",
+          "E 300 3:1 0 1 125 7",
+          "F 500 4 1",
+          "R 700 3:1 0 1 64 50"],
+    "c": ["P 3 1",
+          "R 100 4:1 0 2 64 50",
+          "R 200 1:1 0 1 64 50",
+          "F 500 4 1",
+          "S 700 0 1:1,2:1"],
+    "d": ["P 4 1",
+          "S 100 0 1:1,2:1,3:1",
+          "R 200 1:1 0 2 64 50",
+          "S 600 1 1:1,2:1"],
+}
+
+
+def fvariant(**changes):
+    """FBASE with some logs replaced."""
+    logs = {k: list(v) for k, v in FBASE.items()}
+    logs.update(changes)
+    return logs
+
+
+def freplace(name, old, new):
+    return replace(name, old, new, FBASE)
+
+
+def fwithout(name, line):
+    return without(name, line, FBASE)
+
+
+def finsert(name, before, line):
+    """FBASE's log @name with @line inserted before line @before."""
+    lines = list(FBASE[name])
+    lines.insert(lines.index(before), line)
+    return lines
+
+
 def variant(**changes):
     logs = {k: list(v) for k, v in BASE.items()}
     logs.update(changes)
@@ -98,7 +160,9 @@ def without(name, line, base=None):
     return [x for x in base[name] if x != line]
 
 
-class OpCheckTest(unittest.TestCase):
+class CheckerCase(unittest.TestCase):
+    """Runs op-check on logs written to a temporary directory."""
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.addCleanup(self.tmp.cleanup)
@@ -141,6 +205,9 @@ class OpCheckTest(unittest.TestCase):
 
     def example(self, doc, check, i=0):
         return doc["checks"][check]["examples"][i]
+
+
+class OpCheckTest(CheckerCase):
 
     # --- the passing run ----------------------------------------------
 
@@ -559,6 +626,346 @@ class OpCheckTest(unittest.TestCase):
         name, pos, line = recalled_delivery(logs)
         logs[name].insert(pos, line)
         self.assert_fails_exactly(logs, {"atomicity", "accounting"})
+
+
+class FailureTest(CheckerCase):
+    """--failures: failure atomicity against the controller's decisions."""
+
+    def write_failures(self, doc, name="failures.json"):
+        path = os.path.join(self.fdir.name, name)
+        with open(path, "w") as fh:
+            json.dump(doc, fh)
+        return path
+
+    def setUp(self):
+        super().setUp()
+        self.fdir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.fdir.cleanup)
+        self.ffile = self.write_failures(FAILURES)
+
+    def fcheck(self, logs, *opts, expect_rc=None, failures=None):
+        f = self.ffile if failures is None else self.write_failures(failures)
+        return self.run_check(logs, "--reliable", "--failures", f, *opts,
+                              expect_rc=expect_rc)
+
+    def assert_ffails(self, logs, checks, failures=None):
+        """Exactly @checks fail (with examples) with --failures."""
+        doc, failed = self.fcheck(logs, expect_rc=1, failures=failures)
+        self.assertEqual(failed, set(checks))
+        for name in checks:
+            self.assertTrue(doc["checks"][name]["examples"])
+        return doc
+
+    # --- the passing run ----------------------------------------------
+
+    def test_failure_base_passes(self):
+        doc, failed = self.fcheck(FBASE, expect_rc=0)
+        self.assertEqual(list(doc["checks"]), [
+            "order", "scattering", "causality", "integrity", "agreement",
+            "exactly-once", "atomicity", "failure", "accounting"])
+        self.assertEqual(doc["failures"], FAILURES)
+        st = doc["checks"]["failure"]["stats"]
+        self.assertEqual(
+            (st["failed_hosts"], st["failed_processes"], st["notices"],
+             st["from_failed"], st["committed"], st["discarded"],
+             st["to_failed"], st["delivered"], st["recalled"]),
+            (1, 1, 3, 2, 1, 1, 2, 1, 1))
+        self.assertEqual(doc["checks"]["failure"]["notes"], [])
+        # The scatterings involving D are the failure check's alone.
+        atom = doc["checks"]["atomicity"]["stats"]
+        self.assertEqual((atom["involving_failed_hosts"], atom["delivered"]),
+                         (4, 1))
+        # D's scat 1 reached nobody and nobody was told: the failure
+        # explains it, it is not a loss.
+        once = doc["checks"]["exactly-once"]["stats"]
+        self.assertEqual((once["failed_host"], once["lost"]), (2, 0))
+        acc = doc["checks"]["accounting"]["stats"]
+        self.assertEqual((acc["undelivered_failed_host"], acc["lost"]),
+                         (2, 0))
+
+    def test_failure_needs_the_decisions(self):
+        # Without --failures, D's discarded scattering is a loss...
+        doc, failed = self.run_check(FBASE, "--reliable", expect_rc=1)
+        self.assertEqual(failed, {"exactly-once", "accounting"})
+        self.assertNotIn("failure", doc["checks"])
+        self.assertNotIn("failure", doc["not_checked"])
+        # ...and best effort (F lines are read) passes.
+        self.run_check(FBASE, expect_rc=0)
+
+    def test_failure_human_output(self):
+        d = self.tmp.name
+        for name, lines in FBASE.items():
+            with open(os.path.join(d, name + ".log"), "w") as fh:
+                fh.write("\n".join(lines) + "\n")
+        p = subprocess.run([sys.executable, OP_CHECK, "--reliable",
+                            "--failures", self.ffile, d],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("failed: host 4 at ts 500 (epoch 1)", p.stdout)
+        self.assertRegex(p.stdout, r"\n  failure +PASS")
+
+    # --- the decisions file ---------------------------------------------
+
+    def test_failures_from_controller_show(self):
+        # onepipe controller show -j: failed switches have no host.
+        doc = {"daemon": {"role": "active"}, "controller": {
+            "epoch": 1, "phase": "idle", "failures": [
+                {"node": "tor2", "kind": "switch", "epoch": 1, "ts": 500},
+                {"node": "h4", "kind": "host", "host": 4, "epoch": 1,
+                 "ts": 500}]}}
+        doc, _ = self.fcheck(FBASE, expect_rc=0, failures=doc)
+        self.assertEqual(doc["failures"], FAILURES)
+
+    def test_failures_from_fail_show(self):
+        # onepipe fail show -j, on a correct host.
+        fs = [{"host": 4, "epoch": 1, "ts": 500, "pending": False}]
+        self.fcheck(FBASE, expect_rc=0, failures=fs)
+
+    def test_failures_file_errors(self):
+        for bad in ({"nothing": 1}, [{"host": 4, "ts": "500", "epoch": 1}],
+                    [{"host": 4, "ts": 500, "epoch": 1},
+                     {"host": 4, "ts": 501, "epoch": 2}], [7]):
+            _, p = self.fcheck(FBASE, expect_rc=2, failures=bad)
+            self.assertIn("failures.json", p.stderr)
+        path = os.path.join(self.fdir.name, "broken.json")
+        with open(path, "w") as fh:
+            fh.write("[{")
+        _, p = self.run_check(FBASE, "--reliable", "--failures", path,
+                              expect_rc=2)
+        self.assertIn("not JSON", p.stderr)
+        # The same failure twice (a controller that re-sent it) is one.
+        self.fcheck(FBASE, expect_rc=0, failures=FAILURES * 2)
+
+    def test_failures_option_errors(self):
+        _, p = self.run_check(FBASE, "--failures", self.ffile, expect_rc=2)
+        self.assertIn("--failures needs --reliable", p.stderr)
+        _, p = self.run_check(FBASE, "--reliable", "--checks", "failure",
+                              expect_rc=2)
+        self.assertIn("--checks failure needs --failures", p.stderr)
+        doc, _ = self.fcheck(FBASE, "--checks", "failure", expect_rc=0)
+        self.assertEqual(list(doc["checks"]), ["failure"])
+
+    # --- notifications (F lines) ------------------------------------------
+
+    def test_notice_wrong_ts(self):
+        a = freplace("a", "F 500 4 1", "F 501 4 1")
+        doc = self.assert_ffails(fvariant(a=a), {"failure"})
+        self.assertIn("a.log:4: notified that host 4 failed at ts 501 in "
+                      "epoch 1; the decision says ts 500, epoch 1",
+                      self.example(doc, "failure"))
+
+    def test_notice_wrong_epoch(self):
+        b = freplace("b", "F 500 4 1", "F 500 4 2")
+        self.assert_ffails(fvariant(b=b), {"failure"})
+
+    def test_notice_undecided_host(self):
+        c = finsert("c", "S 700 0 1:1,2:1", "F 650 2 2")
+        doc = self.assert_ffails(fvariant(c=c), {"failure"})
+        self.assertIn("the controller decided no such failure",
+                      self.example(doc, "failure"))
+
+    def test_notice_missing_is_noted(self):
+        c = fwithout("c", "F 500 4 1")
+        doc, _ = self.fcheck(fvariant(c=c), expect_rc=0)
+        notes = doc["checks"]["failure"]["notes"]
+        self.assertEqual(len(notes), 1)
+        self.assertIn("1 correct processes logged no notification of host "
+                      "4's failure (3:1)", notes[0])
+
+    # --- a failed sender --------------------------------------------------
+
+    def test_discarded_delivered(self):
+        # A delivers D's scat 1, stamped after D's failure ts.
+        a = finsert("a", "R 700 3:1 0 0 64 50", "R 600 4:1 1 0 64 50")
+        doc = self.assert_ffails(fvariant(a=a), {"failure"})
+        self.assertIn("d.log:4: scat 1 (ts 600) of failed host 4: stamped "
+                      "at or after its failure ts 500, yet delivered "
+                      "(idx 0 at a.log:5)", self.example(doc, "failure"))
+
+    def test_discarded_at_the_failure_ts(self):
+        # Stamped exactly at the failure ts: discarded too.
+        d = freplace("d", "S 600 1 1:1,2:1", "S 500 1 1:1,2:1")
+        b = finsert("b", "R 700 3:1 0 1 64 50", "R 500 4:1 1 1 64 50")
+        self.fcheck(fvariant(d=d), expect_rc=0)
+        self.assert_ffails(fvariant(d=d, b=b), {"failure"})
+
+    def test_committed_torn(self):
+        # C misses D's committed scat 0, which A and B delivered.
+        c = fwithout("c", "R 100 4:1 0 2 64 50")
+        doc = self.assert_ffails(fvariant(c=c), {"failure"})
+        ex = self.example(doc, "failure")
+        self.assertIn("scat 0 (ts 100) of failed host 4: torn", ex)
+        self.assertIn("not at correct receiver(s) 2 (3:1)", ex)
+
+    def test_committed_delivered_nowhere(self):
+        a = fwithout("a", "R 100 4:1 0 0 64 50")
+        b = fwithout("b", "R 100 4:1 0 1 64 50")
+        c = fwithout("c", "R 100 4:1 0 2 64 50")
+        doc = self.assert_ffails(fvariant(a=a, b=b, c=c), {"failure"})
+        self.assertIn("stamped below its failure ts 500 (committed), yet "
+                      "delivered at no correct receiver",
+                      self.example(doc, "failure"))
+        # Unless D had been told it failed, before it failed itself.
+        d = FBASE["d"][:2] + ["E 100 1:1 0 0 113 6", "E 100 2:1 0 1 125 7",
+                              "E 100 3:1 0 2 125 7"] + FBASE["d"][2:]
+        doc, _ = self.fcheck(fvariant(a=a, b=b, c=c, d=d), expect_rc=0)
+        self.assertEqual(doc["checks"]["failure"]["stats"]["failed_before"],
+                         1)
+
+    def test_failed_receivers_log_not_complete(self):
+        # D (failed) did not deliver A's scat 0: not checked.
+        d = fwithout("d", "R 200 1:1 0 2 64 50")
+        doc, _ = self.fcheck(fvariant(d=d), expect_rc=0)
+        self.assertEqual(doc["checks"]["failure"]["stats"]["delivered"], 1)
+
+    def test_failure_without_ts(self):
+        # The controller had no timestamp (ts 0): all-or-nothing only.
+        fs = [{"host": 4, "ts": 0, "epoch": 1}]
+        logs = {k: [x.replace("F 500 4 1", "F 0 4 1") for x in v]
+                for k, v in FBASE.items()}
+        doc, _ = self.fcheck(logs, expect_rc=0, failures=fs)
+        f = doc["checks"]["failure"]
+        self.assertEqual(f["stats"]["undelivered_no_failure_ts"], 1)
+        self.assertIn("without a failure timestamp", f["notes"][0])
+        logs["c"] = [x for x in logs["c"] if x != "R 100 4:1 0 2 64 50"]
+        self.assert_ffails(logs, {"failure"}, failures=fs)
+
+    # --- a failed receiver ------------------------------------------------
+
+    def test_recalled_delivered_at_correct_receiver(self):
+        c = finsert("c", "F 500 4 1", "R 300 2:1 0 1 64 50")
+        doc = self.assert_ffails(fvariant(c=c), {"failure", "accounting"})
+        self.assertIn("b.log:4: scat 0 (ts 300) to failed host(s) 4: failed "
+                      "(E for idx 0,1,2) yet delivered (idx 1 at c.log:4)",
+                      self.example(doc, "failure"))
+
+    def test_recalled_delivered_at_failed_receiver(self):
+        d = FBASE["d"] + ["R 300 2:1 0 2 64 50"]
+        doc = self.assert_ffails(fvariant(d=d), {"failure", "accounting"})
+        self.assertIn("yet delivered (idx 2 at d.log:5)",
+                      self.example(doc, "failure"))
+
+    def test_recall_not_notified(self):
+        b = fwithout("b", "E 300 1:1 0 0 125 7")
+        doc = self.assert_ffails(fvariant(b=b), {"failure", "exactly-once",
+                                                 "accounting"})
+        self.assertIn("idx 0 (1:1) not notified",
+                      self.example(doc, "failure"))
+
+    def test_to_failed_not_notified(self):
+        # B's scattering is delivered nowhere and B is never told.
+        b = [x for x in FBASE["b"] if not x.startswith("E ")]
+        doc = self.assert_ffails(fvariant(b=b), {"failure", "exactly-once",
+                                                 "accounting"})
+        self.assertIn("delivered at no correct receiver (0 (1:1), 1 (3:1)) "
+                      "and not notified to its sender",
+                      self.example(doc, "failure"))
+
+    def test_to_failed_torn(self):
+        # A's scat 0 (committed) reaches B, not C, and A is not told.
+        c = fwithout("c", "R 200 1:1 0 1 64 50")
+        doc = self.assert_ffails(fvariant(c=c), {"failure", "exactly-once",
+                                                 "accounting"})
+        self.assertIn("scat 0 (ts 200) to failed host(s) 4: torn",
+                      self.example(doc, "failure"))
+
+    def test_recalls_only_allowed(self):
+        # Every message recalled, none "unreachable": the process
+        # failure is the cause, so that is fine here...
+        b = freplace("b", "E 300 4:1 0 2 113 6", "E 300 4:1 0 2 125 7")
+        self.fcheck(fvariant(b=b), expect_rc=0)
+
+    def test_correct_scatterings_still_checked(self):
+        # C's scat 0 (A, B: no failed host) torn: atomicity says so.
+        b = fwithout("b", "R 700 3:1 0 1 64 50")
+        self.assert_ffails(fvariant(b=b), {"exactly-once", "atomicity",
+                                           "accounting"})
+
+    def test_random_run_with_failed_host(self):
+        """A simulated run where a host fails part-way."""
+        logs, fs = simulate_failure(procs=6, scatterings=40, fanout=3,
+                                    seed=3, victim=5, at=100)
+        doc, _ = self.fcheck(logs, expect_rc=0, failures=fs)
+        st = doc["checks"]["failure"]["stats"]
+        for k in ("committed", "discarded", "delivered", "recalled"):
+            self.assertGreater(st[k], 0, k)
+        # Deliver one discarded message: caught.
+        name, pos, line = discarded_delivery(logs, fs[0])
+        logs[name].insert(pos, line)
+        self.assert_ffails(logs, {"failure"}, failures=fs)
+
+
+def simulate_failure(procs, scatterings, fanout, seed, victim, at):
+    """Logs of a reliable run in which process @victim's host fails.
+
+    Like simulate(): delivery at ts + 500.  From the @at-th scattering
+    on, the victim is cut off: the first of its scatterings after that
+    and every later one stamp at or after the failure ts (the ts of the
+    cut) and are delivered nowhere; scatterings of the others that
+    include it are recalled (UNREACH for its message, RECALLED for the
+    rest) until they are notified (F line) at the failure ts + 3000,
+    after which they send to it no more.  Returns (logs, failures).
+    """
+    rnd = random.Random(seed)
+    eps = ["%d:1" % (i + 1) for i in range(procs)]
+    events = []
+    ts = 10 ** 6
+    sent = [0] * procs
+    fail_ts = notify_ts = None
+    for k in range(procs * scatterings):
+        ready = [i for i in range(procs) if sent[i] < scatterings]
+        if not ready:
+            break
+        ts += rnd.randint(1, 1000)
+        if k == at:
+            fail_ts, notify_ts = ts, ts + 3000
+            for i in range(procs):
+                if i != victim:
+                    events.append((notify_ts, i, "F %d %d 1" % (
+                        fail_ts, victim + 1)))
+        src = rnd.choice(ready)
+        others = [i for i in range(procs) if i != src]
+        if notify_ts is not None and ts >= notify_ts:
+            others = [i for i in others if i != victim]
+        dests = rnd.sample(others, fanout)
+        events.append((ts, src, "S %d %d %s" % (
+            ts, sent[src], ",".join(eps[d] for d in dests))))
+        cut = fail_ts is not None
+        if cut and src == victim:
+            pass  # discarded everywhere; the victim never learns
+        elif cut and victim in dests:
+            for idx, d in enumerate(dests):
+                code = "113 6" if d == victim else "125 7"
+                events.append((ts + 900, src, "E %d %s %d %d %s" % (
+                    ts, eps[d], sent[src], idx, code)))
+        else:
+            for idx, d in enumerate(dests):
+                events.append((ts + 500, d, "R %d %s %d %d 64 500" % (
+                    ts, eps[src], sent[src], idx)))
+        sent[src] += 1
+    logs = {"p%d" % i: ["P %d 1" % (i + 1)] for i in range(procs)}
+    for t, p, line in sorted(events, key=lambda e: (e[0], e[2][0] == "S")):
+        logs["p%d" % p].append(line)
+    return logs, [{"host": victim + 1, "ts": fail_ts, "epoch": 1}]
+
+
+def discarded_delivery(logs, failure):
+    """(log, position, R line): a correct receiver delivering a message
+    the failed host stamped after its failure ts, in time order."""
+    victim = "p%d" % (failure["host"] - 1)
+    src = "%d:1" % failure["host"]
+    eps = {lines[0][2:].replace(" ", ":"): name
+           for name, lines in logs.items()}
+    for f in (x.split() for x in logs[victim]):
+        if f[0] != "S" or int(f[1]) < failure["ts"]:
+            continue
+        ts, rcv = int(f[1]), eps[f[3].split(",")[0]]
+        lines = logs[rcv]
+        pos = next((i for i, x in enumerate(lines[1:], 1)
+                    if x[0] in "RSE" and event_time(x) > ts + 500),
+                   len(lines))
+        return rcv, pos, "R %d %s %s 0 64 500" % (ts, src, f[2])
+    raise AssertionError("no discarded scattering")
 
 
 def simulate(procs, scatterings, fanout, seed, unreachable=None):
