@@ -171,9 +171,17 @@ static void op_fail_check_done(struct op_net *on)
 	struct op_peer *p;
 	unsigned long host;
 
-	if (!READ_ONCE(on->fail_pending) || op_rdm_recalls_pending(on))
+	if (!READ_ONCE(on->fail_pending))
 		return;
 	spin_lock_bh(&on->rx_lock);
+	/*
+	 * Under rx_lock: a FAIL arming its failure meanwhile (after its
+	 * recalls went out) is either seen with them or not at all.
+	 */
+	if (op_rdm_recalls_pending(on)) {
+		spin_unlock_bh(&on->rx_lock);
+		return;
+	}
 	xa_for_each(&on->peers, host, p) {
 		if (!p->failed || !p->fail_armed || p->fail_done)
 			continue;
@@ -229,82 +237,127 @@ void op_fail_tick(struct op_net *on)
 
 /*
  * This host failed and comes back: a new incarnation.  What it had sent
- * fails (ONEPIPE_EE_DOWN), what it had received and not delivered is
- * dropped (the others decided without it), and every peer's reliable
- * state starts over, as theirs about us does when they apply our rejoin.
- * Returns the incarnation's first timestamp: everything stamped before
- * it is the old one's, everything after, the new one's.  cfg_mutex held.
+ * and was not committed fails (ONEPIPE_EE_DOWN), what it held and had not
+ * delivered is dropped (the others decided without it), and every peer's
+ * reliable state starts over, as theirs about us does when they apply our
+ * rejoin.  All of it under rx_lock and tx_lock at once: a send or an
+ * arrival in between would mix old and new sequence numbers.  Returns the
+ * incarnation's first timestamp: everything stamped before it is the old
+ * one's, everything after, the new one's.  cfg_mutex held.
  */
 static u64 op_fail_new_incarnation(struct op_net *on)
 {
+	struct sk_buff_head fail;
+	struct sk_buff *skb;
 	struct op_peer *p;
 	unsigned long host;
 	u64 first;
 
-	op_tx_fail_all(on, ONEPIPE_EE_DOWN);
-	op_rx_flush(on);
-	xa_for_each(&on->peers, host, p) {
-		op_rdm_peer_reset(on, p->host);
+	__skb_queue_head_init(&fail);
+	spin_lock_bh(&on->rx_lock);
+	op_rdm_rx_forget(on);
+	xa_for_each(&on->peers, host, p)
 		op_rx_peer_reset(on, p);
-	}
-	spin_lock_bh(&on->tx_lock);
+	spin_lock(&on->tx_lock);
+	op_rdm_tx_incarnation(on, &fail);
 	first = op_clock_barrier(&on->clock, op_now(on));
-	spin_unlock_bh(&on->tx_lock);
+	spin_unlock(&on->tx_lock);
+	spin_unlock_bh(&on->rx_lock);
+	while ((skb = __skb_dequeue(&fail)))
+		op_sock_fail(skb->sk, skb, ONEPIPE_EE_DOWN);
 	return first;
+}
+
+/* REJOIN of this host itself; cfg_mutex held. */
+static int op_fail_rejoin_self(struct op_net *on, u32 epoch, u64 *first,
+			       struct netlink_ext_ack *extack)
+{
+	/*
+	 * A controller that took over re-sends its decisions: the same
+	 * rejoin twice is one incarnation, or the peers, which started over
+	 * once, would take our restarted sequence numbers for copies.
+	 */
+	if (on->incarnation_epoch == epoch) {
+		*first = on->incarnation_first;
+		return 0;
+	}
+	if (on->incarnation_epoch &&
+	    (s32)(epoch - on->incarnation_epoch) < 0) {
+		NL_SET_ERR_MSG(extack, "an older rejoin than this incarnation");
+		return -ESTALE;
+	}
+	on->incarnation_first = op_fail_new_incarnation(on);
+	on->incarnation_epoch = epoch;
+	*first = on->incarnation_first;
+	return 0;
 }
 
 /**
  * op_fail_rejoin() - a failed host rejoins as a new incarnation
  * @on: this host
- * @epoch: the controller's decision; on the host itself, a rejoin of an
- *	epoch already applied is only answered
+ * @epoch: the controller's decision
  * @host: the host that rejoins, or this host's own id
+ * @has_first: @first is given (required for another host)
  * @first: in: the new incarnation's first timestamp, for the others; out:
  *	on the host itself, that timestamp
+ * @self: out: @host was this host
  * @extack: for the reason of a refusal
  *
  * On the host itself, its reliable state starts over; on the others,
  * their reliable state about it.  The controller sends it to the host
  * first, then, with the timestamp the host returned, to the others; until
- * then they drop what the new incarnation sends (it is stamped after the
- * failure), and it resends.  What the old incarnation stamped from its
- * failure timestamp until @first stays discarded.
+ * then they ignore what the new incarnation sends (it resends).  What the
+ * old incarnation stamped from its failure timestamp on stays discarded,
+ * and whatever it stamped before @first is ignored on arrival.  The same
+ * decision again is answered as the first time; an older one is refused.
  *
  * Context: process (ONEPIPE_CMD_REJOIN).  Return: 0 or -errno.
  */
-int op_fail_rejoin(struct op_net *on, u32 epoch, u32 host, u64 *first,
-		   struct netlink_ext_ack *extack)
+int op_fail_rejoin(struct op_net *on, u32 epoch, u32 host, bool has_first,
+		   u64 *first, bool *self, struct netlink_ext_ack *extack)
 {
 	struct op_peer *p;
 	int err = 0;
 
 	mutex_lock(&on->cfg_mutex);
-	if (host == on->cfg.host_id) {
-		/*
-		 * A controller that took over re-sends its decisions: the
-		 * same rejoin twice is one incarnation, or the peers, which
-		 * started over once, would take our restarted sequence
-		 * numbers for copies.
-		 */
-		if (epoch != on->incarnation_epoch) {
-			on->incarnation_first = op_fail_new_incarnation(on);
-			on->incarnation_epoch = epoch;
-		}
-		*first = on->incarnation_first;
+	*self = host == on->cfg.host_id;
+	if (*self) {
+		err = op_fail_rejoin_self(on, epoch, first, extack);
+		goto out;
+	}
+	if (!has_first) {
+		NL_SET_ERR_MSG(extack,
+			       "another host's rejoin needs its first timestamp");
+		err = -EINVAL;
 		goto out;
 	}
 	p = xa_load(&on->peers, host);
-	if (!p || !READ_ONCE(p->failed)) {
-		if (p && p->rejoined)
-			goto out;	/* a re-sent decision */
+	spin_lock_bh(&on->rx_lock);
+	if (!p || (!p->failed && !p->rejoined)) {
 		NL_SET_ERR_MSG(extack, "host has not failed");
 		err = -ENOENT;
-		goto out;
+	} else if (!p->failed) {
+		/* Rejoined: the same decision again, or a stale one. */
+		if (epoch != p->rejoin_epoch) {
+			NL_SET_ERR_MSG(extack, "host has not failed again");
+			err = -ESTALE;
+		}
+	} else if ((s32)(epoch - p->fail_epoch) <= 0) {
+		NL_SET_ERR_MSG(extack, "a rejoin older than the failure");
+		err = -ESTALE;
+	} else if (op_ts_before(*first, p->fail_ts)) {
+		NL_SET_ERR_MSG(extack,
+			       "first timestamp before the failure timestamp");
+		err = -EINVAL;
 	}
+	spin_unlock_bh(&on->rx_lock);
+	if (err || !p->failed)
+		goto out;
 	op_rdm_peer_reset(on, host);
-	op_rx_peer_reset(on, p);
 	spin_lock_bh(&on->rx_lock);
+	op_rx_peer_reset(on, p);
 	p->fail_end = *first;
+	p->rejoin_epoch = epoch;
 	p->rejoined = true;
 	WRITE_ONCE(p->failed, false);
 	if (!p->fail_done) {
@@ -354,7 +407,8 @@ int op_fail_apply(struct op_net *on, u32 epoch, u32 host, u64 ts,
 		goto out;
 	}
 	spin_lock_bh(&on->rx_lock);
-	if (p->rejoined && p->fail_ts == ts) {
+	if (p->rejoined && !p->failed &&
+	    (s32)(epoch - p->rejoin_epoch) <= 0) {
 		/* A re-sent decision about the incarnation that rejoined. */
 		spin_unlock_bh(&on->rx_lock);
 		goto out;
@@ -364,11 +418,15 @@ int op_fail_apply(struct op_net *on, u32 epoch, u32 host, u64 ts,
 			NL_SET_ERR_MSG(extack,
 				       "host already failed at another timestamp");
 			err = -EEXIST;
+		} else if ((s32)(epoch - p->fail_epoch) > 0) {
+			/* Re-sent in a later decision: answer for that one. */
+			p->fail_epoch = epoch;
 		}
 		again = p->fail_done;
+		epoch = p->fail_epoch;
 		spin_unlock_bh(&on->rx_lock);
 		if (!err && again)
-			op_nl_ev_fail_done(on, p->fail_epoch, host);
+			op_nl_ev_fail_done(on, epoch, host);
 		goto out;
 	}
 	p->fail_ts = ts;

@@ -160,9 +160,10 @@ static int op_nl_fill_host(struct sk_buff *msg, struct op_net *on)
 	 * The uplink's commit register as EV_LINK last said: an agent that
 	 * lost events (a full socket) reads it back here.
 	 */
-	if (nla_put_u32(msg, ONEPIPE_A_LINK_UP, !cup_silent) ||
-	    (cup_heard && nla_put_u64_64bit(msg, ONEPIPE_A_LINK_COMMIT,
-					    cup_reg, ONEPIPE_A_PAD)))
+	if (READ_ONCE(on->controlled) &&
+	    (nla_put_u32(msg, ONEPIPE_A_LINK_UP, !cup_silent) ||
+	     (cup_heard && nla_put_u64_64bit(msg, ONEPIPE_A_LINK_COMMIT,
+					     cup_reg, ONEPIPE_A_PAD))))
 		return -EMSGSIZE;
 	return op_nl_put_counters(msg, on);
 }
@@ -644,6 +645,7 @@ static int op_nl_rejoin(struct sk_buff *skb, struct genl_info *info)
 {
 	struct op_net *on = op_net(genl_info_net(info));
 	struct nlattr **a = info->attrs;
+	bool has_first = a[ONEPIPE_A_FAIL_TS];
 	struct sk_buff *msg;
 	u32 host, epoch;
 	bool self;
@@ -656,10 +658,7 @@ static int op_nl_rejoin(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	host = nla_get_u32(a[ONEPIPE_A_FAIL_HOST]);
 	epoch = nla_get_u32(a[ONEPIPE_A_EPOCH]);
-	self = host == READ_ONCE(on->cfg.host_id);
-	if (!self) {
-		if (GENL_REQ_ATTR_CHECK(info, ONEPIPE_A_FAIL_TS))
-			return -EINVAL;
+	if (has_first) {
 		first = nla_get_u64(a[ONEPIPE_A_FAIL_TS]);
 		if (first & ~ONEPIPE_TS_MASK) {
 			NL_SET_ERR_MSG_ATTR(info->extack, a[ONEPIPE_A_FAIL_TS],
@@ -667,10 +666,12 @@ static int op_nl_rejoin(struct sk_buff *skb, struct genl_info *info)
 			return -EINVAL;
 		}
 	}
+	/* Before the rejoin: a host that started over must get its answer. */
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	err = op_fail_rejoin(on, epoch, host, &first, info->extack);
+	err = op_fail_rejoin(on, epoch, host, has_first, &first, &self,
+			     info->extack);
 	if (err || !self) {
 		nlmsg_free(msg);
 		return err;

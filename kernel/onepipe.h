@@ -264,7 +264,9 @@ struct op_rdm_rx {
  *	@failed is clear, and what the old one stamped from @fail_ts until
  *	@fail_end is still discarded (rx_lock)
  * @fail_ts: its failure timestamp (rx_lock)
- * @fail_end: when it rejoined, on this host's clock (rx_lock)
+ * @fail_end: the new incarnation's first timestamp: everything the peer
+ *	stamped before it is the old incarnation's (rx_lock)
+ * @rejoin_epoch: the decision that made it rejoin (rx_lock)
  * @fail_epoch: the controller's decision that failed it (rx_lock)
  * @fail_armed: the recalls the failure started are out: once none is
  *	left, it is complete (rx_lock)
@@ -291,6 +293,7 @@ struct op_peer {
 	u32 fail_epoch;
 	u64 fail_ts;
 	u64 fail_end;
+	u32 rejoin_epoch;
 };
 
 /* Counters live per CPU so that hot paths never share a cache line. */
@@ -634,6 +637,7 @@ void op_rdm_fail_all(struct op_net *on, int code);
 void op_rdm_forget_sock(struct op_net *on, struct op_sock *os);
 void op_rdm_peer_failed(struct op_net *on, u32 host);
 void op_rdm_peer_reset(struct op_net *on, u32 host);
+void op_rdm_tx_incarnation(struct op_net *on, struct sk_buff_head *fail);
 bool op_rdm_recalls_pending(struct op_net *on);
 u64 op_rdm_commit(struct op_net *on);
 bool op_rdm_commit_news(struct op_net *on);
@@ -652,6 +656,7 @@ void op_rdm_rx_probe(struct op_net *on, const struct op_hdr *h,
 void op_rdm_deliver(struct op_net *on, struct sk_buff_head *ctl);
 void op_rdm_rx_flush(struct op_net *on);
 void op_rdm_rx_reset(struct op_net *on, struct op_peer *p);
+void op_rdm_rx_forget(struct op_net *on);
 void op_rdm_rx_tick(struct op_net *on, struct sk_buff_head *ctl);
 void op_rdm_feed(struct op_net *on, struct op_sock *os,
 		 struct sk_buff_head *ctl);
@@ -733,8 +738,8 @@ static inline int op_verbs_host_info(struct op_net *on,
 /* fail.c: the controller's failure decisions applied on this host */
 int op_fail_apply(struct op_net *on, u32 epoch, u32 host, u64 ts,
 		  struct netlink_ext_ack *extack);
-int op_fail_rejoin(struct op_net *on, u32 epoch, u32 host, u64 *first,
-		   struct netlink_ext_ack *extack);
+int op_fail_rejoin(struct op_net *on, u32 epoch, u32 host, bool has_first,
+		   u64 *first, bool *self, struct netlink_ext_ack *extack);
 void op_fail_tick(struct op_net *on);
 int op_fail_ack(struct op_net *on, struct op_sock *os, u32 epoch);
 void op_fail_sock_release(struct op_net *on, struct op_sock *os);
@@ -753,6 +758,21 @@ static inline bool op_fail_discards(struct op_net *on, u32 src, u64 ts)
 	if (!p || !(p->failed || p->rejoined) || op_ts_before(ts, p->fail_ts))
 		return false;
 	return p->failed || op_ts_before(ts, p->fail_end);
+}
+
+/*
+ * Must a reliable packet from @p stamped @ts be ignored on arrival, with
+ * no answer?  Everything from a failed peer (it hears nothing from us
+ * until it rejoins: an answer from our old state would mislead its new
+ * incarnation), and what a rejoined peer's old incarnation stamped (its
+ * sequence numbers are the old ones).  rx_lock held.
+ */
+static inline bool op_fail_ignores(const struct op_net *on,
+				   const struct op_peer *p, u64 ts)
+{
+	if (likely(!on->nfailed))
+		return false;
+	return p->failed || (p->rejoined && op_ts_before(ts, p->fail_end));
 }
 
 /* Must delivery of @ts to @os wait for the application?  rx_lock held. */

@@ -229,6 +229,8 @@ static void op_rdm_release(struct op_net *on, struct op_peer *p,
 
 	if (r->held)
 		r->held--;
+	if (unlikely(p->failed))
+		return;		/* it hears nothing from us until it rejoins */
 	if ((s32)(op_rdm_edge(on, r) - r->adv) >= (s32)step)
 		op_rdm_ctl(on, ctl, p, OP_PKT_ACK, r->nxt - 1, OP_ACK_WINDOW);
 }
@@ -337,7 +339,8 @@ static bool op_rdm_recalled(struct op_net *on, const struct op_pq_node *n)
 	struct op_recall *rc;
 
 	list_for_each_entry(rc, &on->recalls, node) {
-		if (rc->src_host == n->src_host && rc->seq == n->seq) {
+		if (rc->src_host == n->src_host && rc->seq == n->seq &&
+		    rc->ts == n->ts) {
 			op_recall_free(on, rc);
 			return true;
 		}
@@ -475,11 +478,7 @@ void op_rdm_rx_data(struct op_net *on, struct sk_buff *skb,
 
 	if (!p)
 		goto drop;
-	if (unlikely(on->nfailed) && op_fail_discards(on, p->host, h->ts)) {
-		/*
-		 * Declared failed: nothing from it from then on counts, and
-		 * its sequence numbers may start over once it rejoins.
-		 */
+	if (op_fail_ignores(on, p, h->ts)) {
 		op_count(on, ONEPIPE_C_FAIL_DISCARDS);
 		goto drop;
 	}
@@ -559,7 +558,7 @@ void op_rdm_rx_recall(struct op_net *on, const struct op_hdr *h,
 	struct op_recall *rc;
 	struct op_rdm_rx *r;
 
-	if (!p)
+	if (!p || op_fail_ignores(on, p, h->ts))
 		return;
 	r = &p->rrx;
 	if (!op_rdm_seen(r, h->seq)) {
@@ -572,7 +571,8 @@ void op_rdm_rx_recall(struct op_net *on, const struct op_hdr *h,
 		   !(on->cagg.valid && op_ts_before(h->ts, on->cdelivered))) {
 		/* Whole and queued (or a copy of this recall came before). */
 		list_for_each_entry(rc, &on->recalls, node)
-			if (rc->src_host == h->src_host && rc->seq == h->seq)
+			if (rc->src_host == h->src_host && rc->seq == h->seq &&
+			    rc->ts == h->ts)
 				goto ack;
 		/* Bounded: a forged recall must not cost memory forever. */
 		if (on->nrecalls >= OP_MAX_RECALLS)
@@ -619,7 +619,7 @@ void op_rdm_rx_probe(struct op_net *on, const struct op_hdr *h,
 	struct op_rdm_rx *r;
 	s32 d;
 
-	if (!p)
+	if (!p || op_fail_ignores(on, p, h->ts))
 		return;
 	r = &p->rrx;
 	/*
@@ -697,7 +697,10 @@ void op_rdm_rx_reset(struct op_net *on, struct op_peer *p)
 	lockdep_assert_held(&on->rx_lock);
 	list_del_init(&r->ack_node);
 	r->nxt = 0;
-	r->held = 0;
+	/*
+	 * @held stays: the old incarnation's messages still queued here
+	 * release it when they are delivered or discarded.
+	 */
 	r->adv = op_rdm_rx_window(on);
 	r->granted = r->adv;
 	bitmap_zero(r->seen, OP_RDM_SEEN_BITS);
@@ -706,6 +709,32 @@ void op_rdm_rx_reset(struct op_net *on, struct op_peer *p)
 	r->ce = false;
 	r->last = 0;
 	r->prev_valid = false;
+}
+
+/**
+ * op_rdm_rx_forget() - this host starts a new incarnation: drop what it
+ *	holds and has not delivered
+ * @on: this host; rx_lock held
+ *
+ * The others decided about those messages without it.  Unlike
+ * op_rdm_rx_flush() the commit uplink and what was delivered stay: the
+ * host is up and goes on receiving.
+ */
+void op_rdm_rx_forget(struct op_net *on)
+{
+	struct op_recall *rc, *tmp;
+	struct op_pq_node *n;
+	struct op_peer *p;
+
+	lockdep_assert_held(&on->rx_lock);
+	while ((n = op_pq_pop(&on->rdm_pq))) {
+		p = xa_load(&on->peers, n->src_host);
+		if (p && p->rrx.held)
+			p->rrx.held--;
+		kfree_skb(op_rx_node_skb(n));
+	}
+	list_for_each_entry_safe(rc, tmp, &on->recalls, node)
+		op_recall_free(on, rc);
 }
 
 /**

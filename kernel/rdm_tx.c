@@ -799,6 +799,9 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 	__skb_queue_head_init(&done);
 	__skb_queue_head_init(&fail);
 	t = &p->rtx;
+	/* Declared failed: its answers come from a state we gave up on. */
+	if (unlikely(READ_ONCE(p->failed)))
+		return;
 	spin_lock_bh(&on->tx_lock);
 	/* It answers: nothing to report. */
 	t->report_due = false;
@@ -850,7 +853,7 @@ void op_rdm_naked(struct op_net *on, u32 host, u32 seq, u8 code)
 	struct sk_buff_head done, fail;
 	struct sk_buff *skb, *tmp;
 
-	if (!p)
+	if (!p || unlikely(READ_ONCE(p->failed)))
 		return;
 	__skb_queue_head_init(&done);
 	__skb_queue_head_init(&fail);
@@ -969,6 +972,67 @@ void op_rdm_peer_failed(struct op_net *on, u32 host)
 	op_rdm_give_up(on, host, true);
 }
 
+/*
+ * Forget the sending state towards @p: sequence numbers, window, round
+ * trip, congestion.  Nothing of it may be queued.  tx_lock held.
+ */
+static void op_rdm_tx_restart(struct op_net *on, struct op_peer *p)
+{
+	struct op_rdm_tx *t = &p->rtx;
+
+	t->una = NULL;
+	t->next = 0;
+	t->edge = 1;
+	t->win = 0;
+	t->need = 0;
+	t->reserved = 0;
+	t->sync = false;
+	t->probe_at = 0;
+	t->inflight = 0;
+	t->backoff = 0;
+	t->srtt_us = 0;
+	t->rttvar_us = 0;
+	t->min_rtt_us = 0;
+	t->cwnd = op_rdm_window(on);
+	t->alpha = 1024;
+	t->cc_acked = 0;
+	t->cc_marked = 0;
+	t->cc_end = 0;
+	t->report_due = false;
+	op_rack_reset(&t->rack);
+	op_rdm_disarm(t);
+}
+
+/**
+ * op_rdm_tx_incarnation() - this host starts a new incarnation
+ * @on: this host; rx_lock and tx_lock held (in that order), so that
+ *	nothing is stamped with the old state after this
+ * @fail: every queued or waiting reliable message goes here, to be
+ *	failed (ONEPIPE_EE_DOWN) once the locks are dropped
+ */
+void op_rdm_tx_incarnation(struct op_net *on, struct sk_buff_head *fail)
+{
+	struct op_scat *sc, *stmp;
+	struct op_rdm_tx *t, *tmp;
+	struct op_peer *p;
+	unsigned long host;
+
+	lockdep_assert_held(&on->tx_lock);
+	list_for_each_entry_safe(sc, stmp, &on->rdm_waitq, node) {
+		struct op_sock *os = container_of(sc, struct op_sock, scat);
+
+		op_rdm_unqueue(os, fail);
+		op_sock_wake_writer(&os->sk);
+	}
+	list_for_each_entry_safe(t, tmp, &on->rdm_active, active) {
+		skb_queue_splice_tail_init(&t->out, fail);
+		list_del_init(&t->active);
+	}
+	on->rdm_unacked = 0;
+	xa_for_each(&on->peers, host, p)
+		op_rdm_tx_restart(on, p);
+}
+
 /**
  * op_rdm_peer_reset() - start the reliable service towards @host afresh
  * @on: this host
@@ -983,6 +1047,7 @@ void op_rdm_peer_reset(struct op_net *on, u32 host)
 	struct op_peer *p = xa_load(&on->peers, host);
 	struct sk_buff_head done, fail;
 	struct op_rdm_tx *t;
+	u32 reserved;
 
 	if (!p)
 		return;
@@ -992,16 +1057,10 @@ void op_rdm_peer_reset(struct op_net *on, u32 host)
 	spin_lock_bh(&on->tx_lock);
 	op_rdm_unreachable_locked(on, p, true, &fail);
 	op_rdm_settle(on, &done);
-	t->next = 0;
-	t->edge = 1;
-	t->win = 0;
-	t->need = 0;
-	t->sync = false;
-	t->probe_at = 0;
-	t->inflight = 0;
-	t->cc_acked = 0;
-	t->cc_marked = 0;
-	t->cc_end = 0;
+	/* Credits that waiting scatterings hold here keep their count. */
+	reserved = t->reserved;
+	op_rdm_tx_restart(on, p);
+	t->reserved = reserved;
 	op_rdm_pump(on, &fail);
 	spin_unlock_bh(&on->tx_lock);
 	op_rdm_finish(&done, &fail);
@@ -1223,6 +1282,8 @@ static void op_rdm_probe(struct op_net *on, u64 now)
 			.flags = OP_F_RELIABLE,
 			.src_host = on->cfg.host_id,
 			.dst_host = p->host,
+			/* Its stamp: a rejoined receiver ignores old ones. */
+			.ts = op_clock_floor(&on->clock, op_now(on)),
 			.barrier = on->tx_barrier,
 			.seq = op_rdm_settled(t),
 		};

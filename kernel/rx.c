@@ -571,21 +571,22 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 }
 
 /**
- * op_rx_peer_reset() - a new incarnation of @p rejoined: its sequence
- *	numbers start over
- * @on: this host
+ * op_rx_peer_reset() - the reliable service with @p starts over (a new
+ *	incarnation on one side): its sequence numbers restart
+ * @on: this host; rx_lock held
  * @p: the peer
+ *
+ * Best-effort state stays: its sequence numbers do not restart.
  */
 void op_rx_peer_reset(struct op_net *on, struct op_peer *p)
 {
 	struct op_partial *m, *mt;
 
-	spin_lock_bh(&on->rx_lock);
+	lockdep_assert_held(&on->rx_lock);
 	list_for_each_entry_safe(m, mt, &p->partial, node)
-		op_partial_free(on, m);
-	list_del_init(&p->ack_node);
+		if (m->flags & OP_F_RELIABLE)
+			op_partial_free(on, m);
 	op_rdm_rx_reset(on, p);
-	spin_unlock_bh(&on->rx_lock);
 }
 
 /**
