@@ -36,6 +36,8 @@
 #define CTL_LINE_MAX	1024
 #define CTL_OWE_CHUNK	16	/* names per "owe" line of the blob */
 #define CTL_STATE_MAGIC	"onepipe-ctl-state 1"
+/* REJOINs without ts (the first and at done timeouts) before giving up */
+#define CTL_REJOIN_TRIES	3
 
 /* The procedure, SETTLING aside (that is @settling). */
 enum ctl_proc {
@@ -98,7 +100,14 @@ struct ctl_link {
  * @reached: connected to a controller node (last graph search)
  * @fail_epoch: @failed: the epoch that failed it
  * @fail_ts: @failed: its failure timestamp
- * @flog_idx: @failed: its entry in the failure log
+ * @flog_idx: @failed or @hist: its latest entry in the failure log (in
+ *	force while @failed, else rejoined)
+ * @hist: it has an entry in the failure log
+ * @rj_owed: @hist, correct: hosts that still owe DONE for the REJOIN of
+ *	its latest (rejoined) entry, bits in ctl_logic.rj_owe[node]
+ * @rj_defer: rejoin candidate order: 0, or the host was put at the back
+ *	(its rejoin was aborted: no REJOINED after CTL_REJOIN_TRIES asks);
+ *	a larger value is further back.  Not persisted.
  * @conn: connections that said HELLO
  * @owes: DONEs this (correct) host owes in the current epoch (REJOINING:
  *	0 or 1, about the rejoining host)
@@ -117,6 +126,9 @@ struct ctl_node {
 	uint32_t fail_epoch;
 	uint64_t fail_ts;
 	unsigned int flog_idx;
+	bool hist;
+	unsigned int rj_owed;
+	uint32_t rj_defer;
 	unsigned int conn;
 	unsigned int owes;
 	uint64_t unreach;
@@ -167,6 +179,10 @@ struct ctl_logic {
 	uint16_t rj_node;		/* REJOINING: the host */
 	bool rj_has_ts;			/* it answered REJOINED ... */
 	uint64_t rj_ts;			/* ... with this first ts */
+	/* rj_owe[h]: who owes DONE for host h's last, committed rejoin */
+	uint64_t rj_owe[CTL_MAX_NODES][CTL_OWE_WORDS];
+	unsigned int rj_tries;		/* REJOINs without ts sent (timer) */
+	uint32_t defer_gen;		/* last ctl_node.rj_defer given */
 
 	/* timers (not persisted) */
 	bool settling;
@@ -302,6 +318,55 @@ static bool in_proc(const struct ctl_logic *c, const struct ctl_node *n)
 	return n->failed && failing(c) && n->fail_epoch >= c->first_epoch;
 }
 
+/* Host @x owes DONE for the REJOIN of host @h's last, committed rejoin. */
+static bool rj_owes(const struct ctl_logic *c, unsigned int h, unsigned int x)
+{
+	return c->rj_owe[h][x / 64] & 1ULL << (x % 64);
+}
+
+static void rj_owe_set(struct ctl_logic *c, unsigned int h, unsigned int x)
+{
+	if (rj_owes(c, h, x))
+		return;
+	c->rj_owe[h][x / 64] |= 1ULL << (x % 64);
+	c->nodes[h].rj_owed++;
+}
+
+static void rj_owe_clear(struct ctl_logic *c, unsigned int h, unsigned int x)
+{
+	if (!rj_owes(c, h, x))
+		return;
+	c->rj_owe[h][x / 64] &= ~(1ULL << (x % 64));
+	c->nodes[h].rj_owed--;
+}
+
+/*
+ * Host @x fails: it owes nothing any more (a new incarnation starts
+ * clean), and nobody is told of its last rejoin again (a REJOIN now would
+ * undo the new failure).  O(N).
+ */
+static void rj_owe_forget(struct ctl_logic *c, unsigned int x)
+{
+	unsigned int h;
+
+	for (h = 0; h < c->nnodes; h++)
+		if (c->nodes[h].rj_owed)
+			rj_owe_clear(c, h, x);
+	memset(c->rj_owe[x], 0, sizeof(c->rj_owe[x]));
+	c->nodes[x].rj_owed = 0;
+}
+
+/* The latest entry of a correct node that has history (rejoined), or NULL. */
+static const struct ctl_fentry *last_rejoin(const struct ctl_logic *c,
+					    unsigned int h)
+{
+	const struct ctl_node *n = &c->nodes[h];
+
+	if (n->failed || !n->hist || !c->flog[n->flog_idx].rejoined)
+		return NULL;
+	return &c->flog[n->flog_idx];
+}
+
 /* ---- the action queue ---------------------------------------------------- */
 
 static struct ctl_qent *q_add(struct ctl_logic *c, enum ctl_action_kind kind)
@@ -359,18 +424,25 @@ static struct ctl_qent *q_send(struct ctl_logic *c, unsigned int to,
 	return e;
 }
 
+/* REJOIN {@epoch, @host} to node @to, with @ts (CTL_F_HAS_TS) or not. */
+static void q_rejoin_msg(struct ctl_logic *c, unsigned int to, uint32_t epoch,
+			 uint32_t host, bool with_ts, uint64_t ts)
+{
+	struct ctl_qent *e = q_send(c, to, CTL_REJOIN, epoch, host,
+				    with_ts ? ts : 0, -1);
+
+	if (e && with_ts)
+		e->flags = CTL_F_HAS_TS;
+}
+
 /*
  * REJOIN about the rejoining host to node @to: without ts to the host
  * itself (it answers its first timestamp), with it to the others.
  */
 static void q_rejoin(struct ctl_logic *c, unsigned int to, bool with_ts)
 {
-	struct ctl_qent *e = q_send(c, to, CTL_REJOIN, c->epoch,
-				    c->nodes[c->rj_node].host,
-				    with_ts ? c->rj_ts : 0, -1);
-
-	if (e && with_ts)
-		e->flags = CTL_F_HAS_TS;
+	q_rejoin_msg(c, to, c->epoch, c->nodes[c->rj_node].host, with_ts,
+		     c->rj_ts);
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -890,9 +962,12 @@ static uint32_t fail_msg_epoch(const struct ctl_logic *c,
 /*
  * Every failure in force, the REJOIN with ts while one is owed (FAIL
  * first: the REJOIN undoes it), then STATE, to host @h.  Rejoined
- * entries are history and are not sent: a host that never heard of that
- * failure does not need it, and a FAIL now would fail the new
- * incarnation.
+ * entries are history and are not sent, except a correct host's latest
+ * one whose REJOIN @h still owes DONE for: FAIL {its epoch, ts}, then
+ * REJOIN {rejoin epoch, first ts} (@h may have missed both, and its
+ * kernel needs the pair to accept the new incarnation).  Older entries
+ * and those of hosts failed again are never replayed: a FAIL now would
+ * fail the new incarnation, a REJOIN undo the new failure.
  */
 static void send_log(struct ctl_logic *c, unsigned int h)
 {
@@ -902,9 +977,17 @@ static void send_log(struct ctl_logic *c, unsigned int h)
 		const struct ctl_fentry *fe = &c->flog[i];
 		const struct ctl_node *f = &c->nodes[fe->node];
 
-		if (!fe->rejoined && f->kind == CTL_NODE_HOST)
+		if (f->kind != CTL_NODE_HOST)
+			continue;
+		if (!fe->rejoined) {
 			q_send(c, h, CTL_FAIL, fail_msg_epoch(c, f), f->host,
 			       fe->ts, -1);
+		} else if (last_rejoin(c, fe->node) == fe &&
+			   rj_owes(c, fe->node, h)) {
+			q_send(c, h, CTL_FAIL, fe->epoch, f->host, fe->ts, -1);
+			q_rejoin_msg(c, h, fe->rj_epoch, f->host, true,
+				     fe->rj_ts);
+		}
 	}
 	if (c->proc == CTL_PROC_REJOINING && c->rj_has_ts && h != c->rj_node)
 		q_rejoin(c, h, true);
@@ -1080,12 +1163,19 @@ static uint64_t component(struct ctl_logic *c, unsigned int start,
 	return ts;
 }
 
+static void commit_rejoin(struct ctl_logic *c);
+
 /* Decide every disconnected node failed: one new epoch. */
 static void decide(struct ctl_logic *c, uint64_t now)
 {
 	unsigned int i, k, nm, nhf = 0;
 	uint32_t epoch = c->epoch + 1;
 
+	if (c->proc == CTL_PROC_REJOINING && c->rj_has_ts) {
+		/* evaluate() commits it first; never abandon it */
+		commit_rejoin(c);
+		search(c);
+	}
 	/* old owes are indexed by the old set: clear before it changes */
 	clear_owes(c);
 	clear_resumes(c);
@@ -1115,21 +1205,43 @@ static void decide(struct ctl_logic *c, uint64_t now)
 		ts = component(c, i, &nm);
 		for (k = 0; k < nm; k++) {
 			struct ctl_node *m = &c->nodes[c->members[k]];
+			const struct ctl_fentry *rj = last_rejoin(c,
+								  c->members[k]);
+			uint64_t mts = ts;
 
+			/*
+			 * A rejoined incarnation's failure is never before
+			 * its start (the component's ts may be 0: a ToR's
+			 * commit register dead since the resume).
+			 */
+			if (rj && rj->rj_ts > mts)
+				mts = rj->rj_ts;
+			if (rj && rj->rj_ts > ts)
+				q_log(c, CTL_LOG_INFO,
+				      "epoch %" PRIu32 ": %s's ts raised from %" PRIu64 " to its first ts %" PRIu64 " (rejoin of epoch %" PRIu32 ")",
+				      epoch, m->name, ts, mts, rj->rj_epoch);
+			if (m->kind == CTL_NODE_HOST) {
+				if (m->rj_owed)
+					q_log(c, CTL_LOG_INFO,
+					      "epoch %" PRIu32 ": %s fails again: its rejoin is no longer replayed to the %u hosts that did not answer it",
+					      epoch, m->name, m->rj_owed);
+				rj_owe_forget(c, c->members[k]);
+			}
 			m->failed = true;
+			m->hist = true;
 			m->fail_epoch = epoch;
-			m->fail_ts = ts;
+			m->fail_ts = mts;
 			m->flog_idx = c->nflog;
 			/* fits: see CTL_FLOG_MAX */
 			memset(&c->flog[c->nflog], 0, sizeof(c->flog[0]));
 			c->flog[c->nflog].node = c->members[k];
 			c->flog[c->nflog].epoch = epoch;
-			c->flog[c->nflog++].ts = ts;
+			c->flog[c->nflog++].ts = mts;
 			if (m->kind == CTL_NODE_HOST) {
 				nhf++;
 				q_log(c, CTL_LOG_NOTICE,
 				      "epoch %" PRIu32 ": host %s (%" PRIu32 ") failed at ts %" PRIu64,
-				      epoch, m->name, m->host, ts);
+				      epoch, m->name, m->host, mts);
 			} else {
 				q_log(c, CTL_LOG_NOTICE,
 				      "epoch %" PRIu32 ": switch %s failed",
@@ -1182,6 +1294,18 @@ static bool boundary_reported(const struct ctl_logic *c)
 static void evaluate(struct ctl_logic *c, uint64_t now)
 {
 	search(c);
+	if (c->ndisc && c->proc == CTL_PROC_REJOINING && c->rj_has_ts) {
+		/*
+		 * Its ts went out: hosts reset their state about it, so
+		 * the rejoin is committed.  Finish it before deciding
+		 * anything new (the rejoined host may be cut off itself).
+		 */
+		q_log(c, CTL_LOG_NOTICE,
+		      "epoch %" PRIu32 ": %u nodes disconnected: the rejoin of %s is committed, finished first",
+		      c->epoch, c->ndisc, c->nodes[c->rj_node].name);
+		commit_rejoin(c);
+		search(c);
+	}
 	if (!c->ndisc) {
 		if (c->settling) {
 			c->settling = false;
@@ -1244,7 +1368,10 @@ static bool rejoin_candidate(const struct ctl_logic *c, unsigned int h)
 
 /*
  * Keep fewer than CTL_MAX_NODES rejoined entries (the oldest go) so that
- * the log cannot overflow however often hosts fail and rejoin.  Only
+ * the log cannot overflow however often hosts fail and rejoin.  A correct
+ * host's latest entry stays (its rejoin may still be replayed, and its
+ * first ts bounds its next failure's ts): there are fewer than
+ * CTL_MAX_NODES of those, as the host about to rejoin is failed.  Only
  * while idle: entries move, and the procedure's owes index them.
  */
 static void prune_history(struct ctl_logic *c)
@@ -1257,12 +1384,15 @@ static void prune_history(struct ctl_logic *c)
 		return;
 	drop = nrj - (CTL_MAX_NODES - 1);
 	for (i = j = 0; i < c->nflog; i++) {
-		if (drop && c->flog[i].rejoined) {
+		struct ctl_node *n = &c->nodes[c->flog[i].node];
+
+		if (drop && c->flog[i].rejoined &&
+		    last_rejoin(c, c->flog[i].node) != &c->flog[i]) {
 			drop--;
 			continue;
 		}
-		if (!c->flog[i].rejoined)
-			c->nodes[c->flog[i].node].flog_idx = j;
+		if (n->hist && n->flog_idx == i)
+			n->flog_idx = j;
 		c->flog[j++] = c->flog[i];
 	}
 	q_log(c, CTL_LOG_NOTICE,
@@ -1286,6 +1416,7 @@ static void start_rejoin(struct ctl_logic *c, uint64_t now, unsigned int h)
 	c->rj_node = (uint16_t)h;
 	c->rj_has_ts = false;
 	c->rj_ts = 0;
+	c->rj_tries = 1;
 	c->phase_deadline = now + c->cfg.done_timeout_ns;
 	q_save(c);
 	q_log(c, CTL_LOG_NOTICE,
@@ -1313,10 +1444,14 @@ static void abort_rejoin(struct ctl_logic *c, const char *why)
 }
 
 /*
- * Every correct host was told (or the done timeout passed): the host is
- * correct again.  Its failure stays in the log as history.
+ * Every correct host was told, the done timeout passed, or something
+ * new must be decided: the host is correct again (its ts went out, so
+ * this cannot be undone).  Its failure stays in the log as history; the
+ * hosts that did not answer yet keep owing DONE for it (ctl_logic.rj_owe)
+ * and get the REJOIN again at their HELLO.  No graph search: the caller
+ * runs one.
  */
-static void finish_rejoin(struct ctl_logic *c, uint64_t now)
+static void commit_rejoin(struct ctl_logic *c)
 {
 	unsigned int hi = c->rj_node, k;
 	struct ctl_node *h = &c->nodes[hi];
@@ -1328,21 +1463,36 @@ static void finish_rejoin(struct ctl_logic *c, uint64_t now)
 	h->failed = false;
 	h->fail_epoch = 0;
 	h->fail_ts = 0;
-	h->flog_idx = 0;
+	h->rj_defer = 0;
+	/* @flog_idx and @hist stay: the entry is its latest */
 	/* its end's reports were the old incarnation's: start clean */
 	for (k = 0; k < h->deg; k++) {
 		struct ctl_link *l = &c->links[c->adj[h->adj + k]];
 
 		memset(&l->rep[link_end(l, hi)], 0, sizeof(l->rep[0]));
 	}
+	memset(c->rj_owe[hi], 0, sizeof(c->rj_owe[hi]));
+	h->rj_owed = 0;
+	for (k = 0; k < c->nnodes; k++)
+		if (c->nodes[k].owes)
+			rj_owe_set(c, hi, k);
 	c->st.rejoins++;
 	q_log(c, CTL_LOG_NOTICE,
 	      "epoch %" PRIu32 ": host %s (%" PRIu32 ") rejoined, first ts %" PRIu64,
 	      c->epoch, h->name, h->host, c->rj_ts);
+	if (h->rj_owed)
+		q_log(c, CTL_LOG_NOTICE,
+		      "epoch %" PRIu32 ": %u hosts still owe DONE for the rejoin of %s: REJOIN again at their HELLO",
+		      c->epoch, h->rj_owed, h->name);
 	end_rejoin(c);
 	/* what any correct host gets at HELLO: it said HELLO while failed */
 	if (h->conn)
 		send_log(c, hi);
+}
+
+static void finish_rejoin(struct ctl_logic *c, uint64_t now)
+{
+	commit_rejoin(c);
 	evaluate(c, now);
 }
 
@@ -1355,18 +1505,37 @@ static void finish_rejoin(struct ctl_logic *c, uint64_t now)
 static void rejoin_check(struct ctl_logic *c, uint64_t now)
 {
 	unsigned int i;
+	int best = -1;
 
-	if (c->proc == CTL_PROC_REJOINING && !attached(c, c->rj_node, false))
-		abort_rejoin(c, "its links are reported down again");
+	if (c->proc == CTL_PROC_REJOINING &&
+	    !attached(c, c->rj_node, false)) {
+		if (!c->rj_has_ts) {
+			abort_rejoin(c, "its links are reported down again");
+		} else {
+			/* committed: finished, then it fails anew */
+			q_log(c, CTL_LOG_NOTICE,
+			      "epoch %" PRIu32 ": %s is cut off again, but its first ts went out: rejoin finished first",
+			      c->epoch, c->nodes[c->rj_node].name);
+			finish_rejoin(c, now);
+		}
+	}
 	if (c->proc != CTL_PROC_IDLE || c->settling)
 		return;
+	/* oldest failure first; hosts put at the back (rj_defer) last */
 	for (i = 0; i < c->nflog; i++) {
-		if (!c->flog[i].rejoined &&
-		    rejoin_candidate(c, c->flog[i].node)) {
+		const struct ctl_node *n = &c->nodes[c->flog[i].node];
+
+		if (c->flog[i].rejoined || !rejoin_candidate(c, c->flog[i].node))
+			continue;
+		if (!n->rj_defer) {
 			start_rejoin(c, now, c->flog[i].node);
 			return;
 		}
+		if (best < 0 || n->rj_defer < c->nodes[best].rj_defer)
+			best = c->flog[i].node;
 	}
+	if (best >= 0)
+		start_rejoin(c, now, (unsigned int)best);
 }
 
 /* ---- events -------------------------------------------------------------- */
@@ -1386,9 +1555,10 @@ static int ignore(struct ctl_logic *c, int err)
  *
  * Call once per connection (a repeated HELLO on the same connection need
  * not be passed on), and ctl_disconnect() when that connection closes.
- * A correct host gets the failure log (rejoined entries left out), the
- * REJOIN it owes a DONE for (while REJOINING) and STATE; a switch gets
- * the RESUMEs it owes (while RESUMING) and STATE.  A failed host gets
+ * A correct host gets the failure log (rejoined entries left out, but
+ * for the FAIL and REJOIN pair of a committed rejoin it still owes DONE
+ * for), the REJOIN it owes a DONE for (while REJOINING) and STATE; a
+ * switch gets the RESUMEs it owes (while RESUMING) and STATE.  A failed host gets
  * nothing but may become a rejoin candidate; the rejoining host gets its
  * REJOIN again until it answered.
  *
@@ -1470,7 +1640,7 @@ static int link_report(struct ctl_logic *c, uint64_t now, const char *reporter,
 	int r = find_node(c, reporter), p = find_node(c, peer), li;
 	struct ctl_link *l;
 	struct ctl_report *rep;
-	bool was_down, new_report;
+	bool was_down, new_report, changed;
 	unsigned int e;
 
 	if (r < 0 || p < 0) {
@@ -1494,18 +1664,27 @@ static int link_report(struct ctl_logic *c, uint64_t now, const char *reporter,
 	rep = &l->rep[e];
 	was_down = link_is_down(l);
 	new_report = rep->down != down;
+	has_ts = down && has_ts;
+	ts = has_ts ? ts : 0;
+	changed = new_report || rep->has_ts != has_ts || rep->ts != ts;
 	rep->down = down;
-	rep->has_ts = down && has_ts;
-	rep->ts = down && has_ts ? ts : 0;
+	rep->has_ts = has_ts;
+	rep->ts = ts;
 	c->st.reports++;
-	if (down && has_ts)
-		q_log(c, CTL_LOG_INFO, "%s: link to %s down, commit %" PRIu64,
-		      reporter, peer, ts);
+	if (has_ts)
+		q_log(c, changed ? CTL_LOG_INFO : CTL_LOG_DEBUG,
+		      "%s: link to %s down, commit %" PRIu64 "%s",
+		      reporter, peer, ts, changed ? "" : " (again)");
 	else
-		q_log(c, CTL_LOG_INFO, "%s: link to %s %s", reporter, peer,
-		      down ? "down" : "up");
-	/* a standby must know of it: reporters do not repeat themselves */
-	q_save(c);
+		q_log(c, changed ? CTL_LOG_INFO : CTL_LOG_DEBUG,
+		      "%s: link to %s %s%s", reporter, peer,
+		      down ? "down" : "up", changed ? "" : " (again)");
+	/*
+	 * A standby must know of a change (a reporter does not repeat
+	 * itself until it reconnects); a repeat changes nothing to save.
+	 */
+	if (changed)
+		q_save(c);
 	if (was_down != link_is_down(l) || (new_report && c->settling))
 		evaluate(c, now);
 	/* a failed node's far end may hear it again, or lose it again */
@@ -1579,6 +1758,25 @@ static int rejoin_done(struct ctl_logic *c, uint64_t now, unsigned int i,
 	return 0;
 }
 
+/*
+ * DONE {@epoch, host @h} from correct host @x for @h's last, committed
+ * rejoin, which @x still owed: it is no longer replayed to @x.
+ */
+static bool rejoin_owed_done(struct ctl_logic *c, unsigned int x,
+			     unsigned int h, uint32_t epoch)
+{
+	const struct ctl_fentry *fe = last_rejoin(c, h);
+
+	if (!fe || !rj_owes(c, h, x) || fe->rj_epoch != epoch)
+		return false;
+	rj_owe_clear(c, h, x);
+	q_log(c, CTL_LOG_INFO,
+	      "%s is done with the rejoin of %s (epoch %" PRIu32 "), %u hosts still owe it",
+	      c->nodes[x].name, c->nodes[h].name, epoch, c->nodes[h].rj_owed);
+	q_save(c);
+	return true;
+}
+
 /**
  * ctl_host_done() - DONE from a host's agent
  * @c: the controller
@@ -1588,7 +1786,11 @@ static int rejoin_done(struct ctl_logic *c, uint64_t now, unsigned int i,
  * @failed_host: the failed host's id it is done with
  *
  * While REJOINING, @failed_host is the rejoining host: the DONE answers
- * the REJOIN with its first timestamp.
+ * the REJOIN with its first timestamp.  During BROADCAST, a DONE for a
+ * host failed in the procedure counts for any epoch from that failure's
+ * own to the current one (the kernel answers a repeated FAIL with the
+ * epoch of the FAIL it applied first).  In any phase, a DONE for the
+ * epoch of a committed rejoin that the sender still owes counts.
  *
  * Return: 0 (also for repeated DONEs); -ESTALE for an earlier epoch
  * (counted in @stale); -ENOENT, -EINVAL, -ERANGE (a later epoch) or
@@ -1600,6 +1802,7 @@ int ctl_host_done(struct ctl_logic *c, uint64_t now, const char *node,
 	int i = find_node(c, node), f;
 	struct ctl_node *h;
 	unsigned int k;
+	bool earlier;
 
 	if (i < 0)
 		return ignore(c, -ENOENT);
@@ -1614,14 +1817,21 @@ int ctl_host_done(struct ctl_logic *c, uint64_t now, const char *node,
 		      h->name, epoch, c->epoch);
 		return ignore(c, -ERANGE);
 	}
-	if (epoch < c->epoch || (c->proc != CTL_PROC_BROADCAST &&
-				 c->proc != CTL_PROC_REJOINING)) {
+	f = find_host(c, failed_host);
+	if (f >= 0 && rejoin_owed_done(c, (unsigned int)i, (unsigned int)f,
+				       epoch))
+		return 0;
+	/* the kernel's answer to a FAIL it applied in an earlier epoch */
+	earlier = epoch < c->epoch && c->proc == CTL_PROC_BROADCAST &&
+		  f >= 0 && in_proc(c, &c->nodes[f]) &&
+		  c->nodes[f].fail_epoch <= epoch;
+	if ((epoch < c->epoch && !earlier) ||
+	    (c->proc != CTL_PROC_BROADCAST && c->proc != CTL_PROC_REJOINING)) {
 		c->st.stale++;
 		return -ESTALE;
 	}
 	if (c->proc == CTL_PROC_REJOINING)
 		return rejoin_done(c, now, i, failed_host);
-	f = find_host(c, failed_host);
 	if (f < 0 || !in_proc(c, &c->nodes[f])) {
 		q_log(c, CTL_LOG_WARNING,
 		      "done from %s for host %" PRIu32 ", not failed in epoch %" PRIu32,
@@ -1803,11 +2013,13 @@ int ctl_unreach(struct ctl_logic *c, uint64_t now, const char *reporter,
 }
 
 /*
- * The done timeout while REJOINING.  Hosts' DONEs are given up on as for
- * FAIL (logged).  The rejoining host's answer is not: without its first
- * ts nobody can be told, so it is asked again while connected; if it is
- * gone, the rejoin is called off (it is a candidate again at its next
- * HELLO) rather than blocking other rejoins.
+ * The done timeout while REJOINING.  Hosts' DONEs are not waited for any
+ * longer (logged; they stay owed and get the REJOIN at their HELLO).
+ * Without the rejoining host's first ts nobody can be told: it is asked
+ * again while connected, up to CTL_REJOIN_TRIES REJOINs in all; if it is
+ * gone or never answers, the rejoin is called off (it is a candidate
+ * again, at its next HELLO or behind the other candidates) rather than
+ * blocking other rejoins.
  */
 static void rejoin_timeout(struct ctl_logic *c, uint64_t now)
 {
@@ -1818,12 +2030,21 @@ static void rejoin_timeout(struct ctl_logic *c, uint64_t now)
 		for (i = 0; i < c->nnodes; i++)
 			if (c->nodes[i].owes)
 				q_log(c, CTL_LOG_WARNING,
-				      "epoch %" PRIu32 ": host %s did not answer DONE for the rejoin of %s",
+				      "epoch %" PRIu32 ": host %s did not answer DONE for the rejoin of %s: still owed, REJOIN again at its HELLO",
 				      c->epoch, c->nodes[i].name, r->name);
 		finish_rejoin(c, now);
 	} else if (!r->conn) {
 		abort_rejoin(c, "no REJOINED, not connected");
+	} else if (c->rj_tries >= CTL_REJOIN_TRIES) {
+		char why[64];
+
+		snprintf(why, sizeof(why),
+			 "no REJOINED after %u REJOINs: others go first",
+			 c->rj_tries);
+		abort_rejoin(c, why);
+		c->nodes[c->rj_node].rj_defer = ++c->defer_gen;
 	} else {
+		c->rj_tries++;
 		q_log(c, CTL_LOG_WARNING,
 		      "epoch %" PRIu32 ": %s has not answered REJOINED: asking again",
 		      c->epoch, r->name);
@@ -2016,8 +2237,9 @@ static void tb_names(struct tbuf *b, const char *key, const char *name,
  * The blob holds the epoch, the procedure (phase, first epoch, owed DONEs
  * and RESUMEs, the rejoin under way and its first ts), the failure log
  * in decision order (epoch, ts; rejoined entries with the rejoin's epoch
- * and first ts) and every LINK_DOWN in force (with its ts).  Not
- * connections, timers, counters.
+ * and first ts), the hosts that still owe DONE for a committed rejoin
+ * and every LINK_DOWN in force (with its ts).  Not connections, timers,
+ * counters, the rejoin tries and candidate order.
  *
  * Return: the blob's length (without the NUL), as snprintf().
  */
@@ -2087,6 +2309,19 @@ size_t ctl_encode(const struct ctl_logic *c, char *buf, size_t size)
 		if (words)
 			tb_printf(&b, "\n");
 	}
+	for (i = 0; i < c->nnodes; i++) {
+		unsigned int words = 0;
+		char key[CTL_NAME_LEN + 12];
+
+		if (!c->nodes[i].rj_owed)
+			continue;
+		snprintf(key, sizeof(key), "rejoin-owe %s", c->nodes[i].name);
+		for (k = 0; k < c->nnodes; k++)
+			if (rj_owes(c, i, k))
+				tb_names(&b, key, c->nodes[k].name, &words);
+		if (words)
+			tb_printf(&b, "\n");
+	}
 	for (i = 0; i < c->nlinks; i++) {
 		const struct ctl_link *l = &c->links[i];
 
@@ -2113,8 +2348,14 @@ static void reset_state(struct ctl_logic *c)
 		n->fail_epoch = 0;
 		n->fail_ts = 0;
 		n->flog_idx = 0;
+		n->hist = false;
+		n->rj_owed = 0;
+		n->rj_defer = 0;
 		n->owes = 0;
 	}
+	memset(c->rj_owe, 0, sizeof(c->rj_owe));
+	c->rj_tries = 0;
+	c->defer_gen = 0;
 	for (i = 0; i < c->nlinks; i++) {
 		memset(c->links[i].rep, 0, sizeof(c->links[i].rep));
 		c->links[i].resume_owed[0] = c->links[i].resume_owed[1] = false;
@@ -2214,12 +2455,13 @@ static int decode_lines(struct ctl_logic *c, const char *blob, size_t len,
 			fe->rejoined = n == 7;
 			fe->rj_epoch = rj_ep;
 			fe->rj_ts = rj_ts;
+			f = &c->nodes[a];
+			f->hist = true;
+			f->flog_idx = c->nflog;
 			if (!fe->rejoined) {
-				f = &c->nodes[a];
 				f->failed = true;
 				f->fail_epoch = ep;
 				f->fail_ts = v;
-				f->flog_idx = c->nflog;
 			}
 			c->nflog++;
 		} else if (!strcmp(w[0], "rejoin") && (n == 2 || n == 3) &&
@@ -2251,6 +2493,7 @@ static int decode_lines(struct ctl_logic *c, const char *blob, size_t len,
 			rep->has_ts = n == 4;
 			rep->ts = n == 4 ? v : 0;
 		} else if ((!strcmp(w[0], "owe") && n >= 3) ||
+			   (!strcmp(w[0], "rejoin-owe") && n >= 3) ||
 			   (!strcmp(w[0], "rejoin-wait") && n >= 2)) {
 			/* resolved once every failure is known */
 		} else if (!strcmp(w[0], "resume") && n == 3) {
@@ -2348,6 +2591,27 @@ static int decode_lines(struct ctl_logic *c, const char *blob, size_t len,
 				c->nodes[a].owes = 1;
 				c->owed_total++;
 			}
+		} else if (n >= 3 && !strcmp(w[0], "rejoin-owe")) {
+			/* a correct host whose latest entry is rejoined */
+			a = find_node(c, w[1]);
+			if (a < 0 || c->nodes[a].kind != CTL_NODE_HOST ||
+			    !last_rejoin(c, (unsigned int)a)) {
+				set_err(err, errlen, lineno,
+					"bad rejoin-owe '%.40s'", w[1]);
+				return -EINVAL;
+			}
+			for (i = 2; i < (unsigned int)n; i++) {
+				b = find_node(c, w[i]);
+				if (b < 0 || b == a ||
+				    c->nodes[b].kind != CTL_NODE_HOST ||
+				    c->nodes[b].failed) {
+					set_err(err, errlen, lineno,
+						"bad rejoin-owe '%.40s'",
+						w[i]);
+					return -EINVAL;
+				}
+				rj_owe_set(c, (unsigned int)a, (unsigned int)b);
+			}
 		} else if (n == 3 && !strcmp(w[0], "resume")) {
 			struct ctl_link *l;
 			int li;
@@ -2385,8 +2649,9 @@ static int decode_lines(struct ctl_logic *c, const char *blob, size_t len,
  * finished phase moves on, disconnected nodes settle (from @now) and may
  * be decided at once (the last instance saved the reports but died
  * before deciding), and pending FAILs, RESUMEs and REJOINs go to whoever
- * says HELLO (a rejoin goes on in its epoch; it is aborted if the blob
- * has its host's links reported down).  On failure the state is reset
+ * says HELLO (a rejoin goes on in its epoch; if the blob has its host's
+ * links reported down, it is aborted before its first ts, else finished
+ * and the host fails anew).  On failure the state is reset
  * to nothing decided.
  *
  * Return: 0, or -EINVAL (@err says why).
@@ -2408,8 +2673,11 @@ int ctl_decode(struct ctl_logic *c, uint64_t now, const char *blob,
 	else if (c->proc == CTL_PROC_RESUMING && !c->resume_total)
 		go_idle(c);
 	else if (c->proc == CTL_PROC_REJOINING &&
-		 !attached(c, c->rj_node, false))
+		 !attached(c, c->rj_node, false) && !c->rj_has_ts)
 		abort_rejoin(c, "its links are reported down");
+	else if (c->proc == CTL_PROC_REJOINING &&
+		 !attached(c, c->rj_node, false))
+		finish_rejoin(c, now);	/* committed; it fails anew */
 	else if (c->proc == CTL_PROC_REJOINING && c->rj_has_ts &&
 		 !c->owed_total)
 		finish_rejoin(c, now);
@@ -2638,7 +2906,8 @@ static uint64_t ms_until(uint64_t now, uint64_t t)
  * One object: epoch, phase, settling, what the phase waits for, the
  * rejoin under way, nodes (kind, state correct/failed/disconnected,
  * connected), links (up/down and each end's report), the failure log
- * (rejoined or not) and the counters.  While REJOINING, "waiting" lists
+ * (rejoined or not; who still owes DONE for a host's last rejoin) and
+ * the counters.  While REJOINING, "waiting" lists
  * the rejoining host as owing its own REJOINED until it answered, then
  * every host that owes DONE about it.  Names need no escaping (they are
  * [A-Za-z0-9_.-]).
@@ -2773,6 +3042,14 @@ size_t ctl_show_json(const struct ctl_logic *c, uint64_t now, char *buf,
 		if (fe->rejoined)
 			tb_printf(&b, ",\"rejoin_epoch\":%" PRIu32 ",\"first_ts\":%" PRIu64,
 				  fe->rj_epoch, fe->rj_ts);
+		if (last_rejoin(c, fe->node) == fe && f->rj_owed) {
+			tb_printf(&b, ",\"rejoin_owed\":[");
+			for (k = 0, e = 0; k < c->nnodes; k++)
+				if (rj_owes(c, fe->node, k))
+					tb_printf(&b, "%s\"%s\"", e++ ? "," : "",
+						  c->nodes[k].name);
+			tb_printf(&b, "]");
+		}
 		tb_printf(&b, "}");
 	}
 	tb_printf(&b, "],\"counters\":{\"reports\":%" PRIu64 ",\"ignored\":%" PRIu64

@@ -18,7 +18,10 @@
  *  - Detect.  A link is down while either end's last report about it is
  *    LINK_DOWN; LINK_UP from a reporter withdraws that reporter's
  *    LINK_DOWN.  A report keeps the reporter's last commit barrier on the
- *    link (@ts) if it had one.  Reports from failed nodes are ignored
+ *    link (@ts) if it had one.  A report that changes nothing (down, ts
+ *    and whether there is one as before: reconnecting agents and
+ *    switches repeat their link state) is not saved again.  Reports from
+ *    failed nodes are ignored
  *    (also while they rejoin: the far end of their links speaks for
  *    them, see Rejoin).
  *
@@ -36,15 +39,21 @@
  *    Disconnected nodes form components (connected through topology
  *    links, up or down); every host of a component fails with the
  *    component's timestamp: the largest @ts reported by the correct ends
- *    of its boundary links (0 if none).  One decision is one new epoch
- *    (epochs count from 1).
+ *    of its boundary links (0 if none), except that a host with rejoined
+ *    history fails no earlier than its last rejoin's first ts (the
+ *    component's ts may be 0 or older: a ToR's commit register dead
+ *    since the resume).  One decision is one new epoch (epochs count
+ *    from 1).
  *
  *  - Broadcast.  Each decision sends FAIL {epoch, host, ts} for every
  *    host failed in the current procedure, then STATE {epoch}, to every
  *    connected correct host, and waits for DONE {epoch, host} from every
- *    correct host for every one of them.  A host that says HELLO gets
- *    the whole failure log (FAILs of the current procedure carry the
- *    current epoch, older ones their own) and STATE.
+ *    correct host for every one of them.  The kernel answers a repeated
+ *    FAIL with the epoch of the FAIL it applied first for that host, so
+ *    a DONE {e, host} counts for any e from the host's own failure epoch
+ *    to the current one.  A host that says HELLO gets the whole failure
+ *    log (FAILs of the current procedure carry the current epoch, older
+ *    ones their own; rejoined entries see Rejoin) and STATE.
  *
  *  - Resume.  When every DONE is in, or the done timeout passed (logged:
  *    which hosts did not answer), every correct switch gets RESUME
@@ -68,33 +77,52 @@
  *    REJOINED {epoch, host, ts} (the new incarnation's first timestamp;
  *    only the first answer counts): SAVE, then REJOIN {epoch, host, ts}
  *    to every connected correct host, each owing DONE {epoch, host}.
- *    When all are in, or the done timeout passed (logged: who did not
- *    answer), the host is correct again: its failure-log entry is kept
- *    but marked rejoined (epoch, first ts), SAVE, IDLE, and the host
- *    gets the failure log and STATE as at HELLO.  Without REJOINED at
- *    the done timeout the host is asked again if connected, else the
- *    rejoin is called off.  HELLO while REJOINING: the rejoining host
- *    gets its REJOIN again until it answered; a correct host gets the
- *    REJOIN with ts (after the log) once there is one.  Repeats are
- *    harmless (same epoch).  The rejoin is aborted (logged; the host
- *    stays failed and may be a candidate again later) when no link of
- *    the host leads to a node that is not failed and does not report it
- *    down; a decision during REJOINING takes precedence (the next
- *    epoch; the rejoin is retried once idle).  Rejoined entries are
- *    history: HELLO never replays them (a host that never heard of that
- *    failure does not need it, and a FAIL would fail the new
- *    incarnation).  A rejoined host may fail again: a new entry.  The
- *    oldest rejoined entries are dropped when CTL_MAX_NODES of them
- *    accumulated.
+ *    Once the ts is known the rejoin is committed (hosts that got it
+ *    reset their state about the host): it is never abandoned.  When
+ *    all DONEs are in, or the done timeout passed (logged: who did not
+ *    answer), or anything else disconnects, or the host is cut off
+ *    again, it is finished: the host is correct again, its failure-log
+ *    entry is kept but marked rejoined (epoch, first ts), SAVE, IDLE,
+ *    the host gets the failure log and STATE as at HELLO, and only then
+ *    is anything new decided (a host cut off again fails as a new entry:
+ *    new epoch, new ts).  Hosts that did not answer keep owing that DONE
+ *    (persisted) without blocking anything: at each HELLO they get the
+ *    pair again (below) until they answer; a DONE {rejoin epoch, host}
+ *    from them counts in any phase.  Before the ts (no REJOINED yet): at
+ *    the done timeout the host is asked again while connected, at most
+ *    CTL_REJOIN_TRIES REJOINs in all, after which the rejoin is called
+ *    off (logged) and the host goes to the back of the candidate order
+ *    (not persisted); a host not connected has it called off at once.
+ *    HELLO while REJOINING: the rejoining host gets its REJOIN again
+ *    until it answered; a correct host gets the REJOIN with ts (after
+ *    the log) once there is one.  Repeats are harmless (same epoch).
+ *    Before the ts the rejoin is aborted (logged; the host stays failed
+ *    and may be a candidate again later) when no link of the host leads
+ *    to a node that is not failed and does not report it down, and a
+ *    decision during REJOINING takes precedence (the next epoch; the
+ *    rejoin is retried once idle).  Rejoined entries are history: HELLO
+ *    does not replay them (a host that never heard of that failure does
+ *    not need it, and a FAIL would fail the new incarnation), except a
+ *    correct host's latest entry to a host that still owes DONE for its
+ *    rejoin: FAIL {failure epoch, host, ts}, then REJOIN {rejoin epoch,
+ *    host, first ts}.  A host failed again is never replayed an old pair
+ *    (the REJOIN would undo the new failure): when a host fails, it owes
+ *    nothing any more and nobody owes its last rejoin.  A rejoined host
+ *    may fail again: a new entry.  The oldest rejoined entries are
+ *    dropped when CTL_MAX_NODES of them accumulated, never a correct
+ *    host's latest one.
  *
  *  - Epochs.  New disconnections settle and are decided as above
  *    whatever the phase; a decision during BROADCAST or RESUMING makes
  *    the next epoch, whose host set is the union of the procedure's
  *    failed hosts (their FAILs again, harmless repeats), and drops the
- *    earlier epoch's pending DONEs.  DONEs for another epoch are ignored.
+ *    earlier epoch's pending DONEs.  DONEs for another epoch are ignored,
+ *    except those of Broadcast (an earlier epoch of the same failure)
+ *    and of a committed rejoin still owed (Rejoin).
  *
  *  - Persistence.  Every state change that matters (a decision, a phase
- *    change, a link report, a rejoin's first ts) queues a SAVE action
+ *    change, a changed link report, a rejoin's first ts, a DONE for a
+ *    committed rejoin) queues a SAVE action
  *    before any SEND about it: the caller must store ctl_encode() before
  *    sending what follows the SAVE, and must not send it if the store
  *    refused (it is no longer the active instance).  A standby loads the
@@ -106,9 +134,11 @@
  * Complexity (N nodes, L links, F failure log entries, K hosts failed in
  * the current procedure, H hosts): a link report costs O(N + L) (one
  * graph search, only when a link changes state); HELLO O(F); DONE O(1);
- * a decision O(N + L + H * K) (the FAIL messages themselves); encode
- * O(N + L + H * K).  While idle, every event also looks for a rejoin
- * candidate, O(F); a rejoin costs O(F + N + L).  Node names are looked
+ * a decision O(N + L + H * K + N * K) (the FAIL messages themselves,
+ * and forgetting the rejoin DONEs the failed hosts owed); encode
+ * O(N + L + H * K + N * N) (N * N: who owes DONE for which committed
+ * rejoin).  While idle, every event also looks for a rejoin candidate,
+ * O(F); a rejoin costs O(F + N + L).  Node names are looked
  * up in a hash table.  Loading the topology checks for duplicate links
  * in O(L^2) (once, at start).
  */

@@ -687,8 +687,9 @@ static void test_second_failure(void)
 	   nsend(CTL_FAIL, NULL) == 4 && save_first(),
 	   "second failure: FAILs for the union, with epoch 2");
 	ok(ctl_waiting(c) == 4, "second failure: epoch 1's DONEs dropped");
-	ok(ctl_host_done(c, MS(4), "h4", 1, 1) == -ESTALE && stale(c) == 1 &&
-	   ctl_waiting(c) == 4, "second failure: DONE for epoch 1 is stale");
+	ok(ctl_host_done(c, MS(4), "h4", 1, 3) == -ESTALE && stale(c) == 1 &&
+	   ctl_waiting(c) == 4,
+	   "second failure: DONE for epoch 1 about h3 (failed in 2) is stale");
 	ok(ctl_host_done(c, MS(4), "h4", 3, 1) == -ERANGE && ignored(c) == 1,
 	   "second failure: DONE for a future epoch ignored and counted");
 	ok(ctl_host_done(c, MS(4), "h4", 2, 2) == -ENOENT && ignored(c) == 2,
@@ -1565,25 +1566,51 @@ static void test_rejoin_interrupted(void)
 {
 	struct ctl_logic *c = rejoining_h1();
 	struct ctl_stats st;
-	uint64_t when;
+	uint64_t when, ts = 0;
+	uint32_t ep = 0;
 
-	/* a new failure during REJOINING takes precedence */
+	/*
+	 * A new failure during REJOINING, after the ts went out: the rejoin
+	 * is committed and finished first, then the failure is decided.
+	 */
 	ctl_rejoined(c, MS(11), "h1", 2, 1, true, 5000);
 	ctl_host_done(c, MS(12), "h2", 2, 1);
 	flush(c);
 	ctl_link_down(c, MS(13), "tor2", "h3", true, 333);
 	flush(c);
 	ok(ctl_epoch(c) == 3 && ctl_phase(c) == CTL_PH_BROADCAST &&
+	   failed_with(c, "h3", 3, 333) && is_correct(c, "h1") &&
+	   !ctl_rejoining(c, NULL, NULL) &&
+	   ctl_failure_rejoin(c, 0, &ep, &ts) == 1 && ep == 2 && ts == 5000,
+	   "rejoin committed: a failure after REJOINED: h1 rejoined first (epoch 2), h3 fails in epoch 3");
+	ok(nlog("the rejoin of h1 is committed", -1) == 1 &&
+	   nlog("abandoned", -1) == 0 &&
+	   has_fail("h1", 3, 3, 333) && has_fail("h2", 3, 3, 333) &&
+	   has_fail("h4", 3, 3, 333) && nsend(CTL_FAIL, NULL) == 3 &&
+	   ctl_waiting(c) == 3 && save_first(),
+	   "rejoin committed: FAILs for h3 to h1, h2, h4, logged");
+	ok(ctl_host_done(c, MS(14), "h4", 2, 1) == 0 &&
+	   ctl_host_done(c, MS(14), "h4", 2, 1) == -ESTALE &&
+	   ctl_host_done(c, MS(14), "h2", 2, 1) == -ESTALE &&
+	   ctl_waiting(c) == 3,
+	   "rejoin committed: h4's late DONE for the rejoin counts once, does not touch epoch 3");
+	hosts_done(c, MS(15), 3, 3, NULL);
+	ctl_switch_done(c, MS(16), "tor2", 3, "h3");
+	flush(c);
+	ok(ctl_phase(c) == CTL_PH_IDLE && !nsend(CTL_REJOIN, NULL) &&
+	   ctl_epoch(c) == 3, "rejoin committed: procedure done, nothing to retry");
+	ctl_free(c);
+
+	/* before the ts went out a new failure still takes precedence */
+	c = rejoining_h1();
+	ctl_link_down(c, MS(13), "tor2", "h3", true, 333);
+	flush(c);
+	ok(ctl_epoch(c) == 3 && ctl_phase(c) == CTL_PH_BROADCAST &&
 	   failed_with(c, "h3", 3, 333) && failed_with(c, "h1", 1, 200) &&
-	   !ctl_rejoining(c, NULL, NULL),
-	   "rejoin interrupted: a failure makes epoch 3, h1 still failed");
-	ok(nlog("rejoin of h1 abandoned for the failures of epoch 3",
-		-1) == 1 &&
-	   has_fail("h2", 3, 3, 333) && has_fail("h4", 3, 3, 333) &&
-	   nsend(CTL_FAIL, NULL) == 2 && ctl_waiting(c) == 2 && save_first(),
-	   "rejoin interrupted: FAILs for h3 only, logged");
-	ok(ctl_host_done(c, MS(14), "h4", 2, 1) == -ESTALE,
-	   "rejoin interrupted: the rejoin's DONEs are stale");
+	   !ctl_rejoining(c, NULL, NULL) &&
+	   nlog("rejoin of h1 abandoned for the failures of epoch 3",
+		-1) == 1 && nsend(CTL_FAIL, NULL) == 2 && ctl_waiting(c) == 2,
+	   "rejoin interrupted: before REJOINED: abandoned, epoch 3");
 	hosts_done(c, MS(15), 3, 3, NULL);
 	flush(c);
 	ok(ctl_phase(c) == CTL_PH_RESUMING && !nsend(CTL_REJOIN, NULL),
@@ -1621,14 +1648,31 @@ static void test_rejoin_interrupted(void)
 	flush(c);
 	ok(ctl_epoch(c) == 3 && has_rejoin("h1", 3, 1, false, 0),
 	   "rejoin aborted: heard again: a new rejoin, epoch 3");
-	/* after the ts went out too */
+	/*
+	 * After the ts went out the rejoin is committed: finished, then h1
+	 * fails anew (new entry, new epoch), its ts at least its first ts
+	 * although tor1 reported no commit barrier.
+	 */
 	ctl_rejoined(c, MS(14), "h1", 3, 1, true, 5100);
 	ctl_link_down(c, MS(15), "tor1", "h1", false, 0);
 	flush(c);
-	ok(ctl_phase(c) == CTL_PH_IDLE && failed_with(c, "h1", 1, 200) &&
-	   nlog("aborted", -1) == 1 && ctl_nfailures(c) == 1 &&
-	   ctl_failure_rejoin(c, 0, NULL, NULL) == 0,
-	   "rejoin aborted: also after REJOINED");
+	ok(ctl_phase(c) == CTL_PH_BROADCAST && ctl_epoch(c) == 4 &&
+	   failed_with(c, "h1", 4, 5100) && nlog("aborted", -1) == 0 &&
+	   nlog("h1 is cut off again, but its first ts went out", -1) == 1 &&
+	   ctl_nfailures(c) == 2 &&
+	   ctl_failure_rejoin(c, 0, &ep, &ts) == 1 && ep == 3 && ts == 5100 &&
+	   ctl_failure_rejoin(c, 1, NULL, NULL) == 0,
+	   "rejoin committed: cut off after REJOINED: rejoined in 3, fails anew in 4 at its first ts");
+	ok(has_fail("h2", 4, 1, 5100) && has_fail("h3", 4, 1, 5100) &&
+	   has_fail("h4", 4, 1, 5100) && nsend(CTL_FAIL, NULL) == 3 &&
+	   save_first(), "rejoin committed: FAIL{4, h1, 5100} to everyone");
+	/* nobody answered the rejoin: it is not replayed (h1 failed again) */
+	ctl_disconnect(c, MS(16), "h2");
+	ctl_hello(c, MS(16), "h2", 2);
+	flush(c);
+	ok(has_fail("h2", 4, 1, 5100) && !nsend(CTL_REJOIN, NULL) &&
+	   nsend(CTL_FAIL, NULL) == 1 && state_last("h2"),
+	   "rejoin committed: HELLO: only the failure in force, no old pair");
 	ctl_free(c);
 
 	/* no REJOINED at the done timeout */
@@ -1688,6 +1732,12 @@ static void test_rejoin_takeover(void)
 		"onepipe-ctl-state 1\nepoch 2\nphase idle\nfail h1 1 5\nfail h1 2 6\nend\n",
 		/* a rejoin after the epoch */
 		"onepipe-ctl-state 1\nepoch 2\nphase idle\nfail h1 1 5 rejoined 3 6\nend\n",
+		/* owing DONE for the rejoin of a host that is failed */
+		"onepipe-ctl-state 1\nepoch 2\nphase idle\nfail h1 1 5\nrejoin-owe h1 h2\nend\n",
+		/* a host owing DONE for its own rejoin */
+		"onepipe-ctl-state 1\nepoch 2\nphase idle\nfail h1 1 5 rejoined 2 6\nrejoin-owe h1 h1\nend\n",
+		/* a failed host owing DONE */
+		"onepipe-ctl-state 1\nepoch 3\nphase idle\nfail h1 1 5 rejoined 2 6\nfail h2 3 7\nrejoin-owe h1 h2\nend\n",
 	};
 	struct ctl_stats st;
 	char err[256];
@@ -1753,9 +1803,10 @@ static void test_rejoin_takeover(void)
 			      sizeof(err)) == 0,
 		   "rejoin takeover: blob, nobody owes");
 		flush(c);
-		ok(ctl_phase(c) == CTL_PH_IDLE &&
-		   failed_with(c, "h1", 1, 200),
-		   "rejoin takeover: ... tor1 still reports h1 down: aborted");
+		ok(ctl_phase(c) == CTL_PH_BROADCAST && ctl_epoch(c) == 3 &&
+		   failed_with(c, "h1", 3, 200) && ctl_nfailures(c) == 2 &&
+		   ctl_failure_rejoin(c, 0, NULL, NULL) == 1,
+		   "rejoin takeover: ... tor1 reports h1 down: its ts went out, so finished, then h1 fails anew");
 	}
 	ctl_free(c);
 	c = mk4();
@@ -1861,6 +1912,218 @@ static void test_rejoin_misc(void)
 		ctl_free(s);
 	}
 	free(blob);
+	ctl_free(c);
+}
+
+/*
+ * The kernel answers EV_FAIL_DONE with the epoch of the FAIL it applied
+ * first for a host: during BROADCAST a DONE for any epoch from the
+ * failure's own to the current one counts.
+ */
+static void test_done_epochs(void)
+{
+	struct ctl_logic *c = mk4();
+
+	cut_h1(c, MS(1));
+	ctl_host_done(c, MS(2), "h4", 1, 1);
+	flush(c);
+	ctl_link_down(c, MS(3), "tor2", "h3", true, 77);
+	flush(c);
+	ok(ctl_epoch(c) == 2 && ctl_waiting(c) == 4,
+	   "done epochs: epoch 2 owes h2, h4 x h1, h3");
+	ok(ctl_host_done(c, MS(4), "h2", 1, 1) == 0 && ctl_waiting(c) == 3 &&
+	   ctl_host_done(c, MS(4), "h4", 1, 1) == 0 && ctl_waiting(c) == 2,
+	   "done epochs: DONE{1, h1} (the first FAIL applied) counts in epoch 2");
+	ok(ctl_host_done(c, MS(4), "h2", 1, 3) == -ESTALE &&
+	   ctl_waiting(c) == 2,
+	   "done epochs: DONE{1, h3} is stale: h3 failed in epoch 2");
+	ctl_host_done(c, MS(5), "h2", 2, 3);
+	ctl_host_done(c, MS(5), "h4", 2, 3);
+	flush(c);
+	ok(ctl_phase(c) == CTL_PH_RESUMING && has_resume("tor1", 2, "h1") &&
+	   has_resume("tor2", 2, "h3"),
+	   "done epochs: every DONE in: RESUMING before the done timeout");
+	ok(ctl_host_done(c, MS(6), "h2", 1, 1) == -ESTALE,
+	   "done epochs: an earlier epoch's DONE while RESUMING is stale");
+	ctl_free(c);
+}
+
+/*
+ * A committed rejoin (its ts went out) whose DONEs did not all come in:
+ * the hosts that owe it stay owed (persisted), get FAIL then REJOIN again
+ * at HELLO until they answer, and block nothing.
+ */
+static void test_rejoin_owed(void)
+{
+	struct ctl_logic *c = rejoining_h1(), *s;
+	char *blob, buf[8192];
+
+	ctl_disconnect(c, MS(10), "h4");
+	ctl_rejoined(c, MS(11), "h1", 2, 1, true, 5000);
+	ctl_host_done(c, MS(12), "h2", 2, 1);
+	flush(c);
+	ctl_tick(c, MS(10011));
+	flush(c);
+	ok(ctl_phase(c) == CTL_PH_IDLE && is_correct(c, "h1") &&
+	   nlog("host h3 did not answer DONE for the rejoin of h1: still owed",
+		CTL_LOG_WARNING) == 1 &&
+	   nlog("2 hosts still owe DONE for the rejoin of h1", -1) == 1,
+	   "rejoin owed: done timeout: h1 rejoined, h3 and h4 still owe");
+	blob = encode(c);
+	ok(strstr(blob, "rejoin-owe h1 h3 h4\n") != NULL,
+	   "rejoin owed: in the blob");
+	free(blob);
+	ctl_show_json(c, MS(10011), buf, sizeof(buf));
+	ok(strstr(buf, "\"rejoin_owed\":[\"h3\",\"h4\"]") != NULL,
+	   "rejoin owed: in the json");
+
+	/* other procedures do not wait for them */
+	ctl_link_down(c, MS(10020), "tor1", "h2", true, 6000);
+	hosts_done(c, MS(10021), 3, 2, NULL);
+	ctl_switch_done(c, MS(10022), "tor1", 3, "h2");
+	flush(c);
+	ok(ctl_phase(c) == CTL_PH_IDLE && failed_with(c, "h2", 3, 6000),
+	   "rejoin owed: the next procedure does not wait for them");
+
+	/* h4 (missed the failure and the rejoin) comes back: the pair */
+	ctl_hello(c, MS(10030), "h4", 4);
+	flush(c);
+	ok(has_fail("h4", 1, 1, 200) && has_rejoin("h4", 2, 1, true, 5000) &&
+	   send_pos(CTL_FAIL, "h4") < send_pos(CTL_REJOIN, "h4") &&
+	   has_fail("h4", 3, 2, 6000) && state_last("h4") &&
+	   nsend(CTL_REJOIN, NULL) == 1,
+	   "rejoin owed: HELLO: FAIL{1, h1}, REJOIN{2, h1, 5000}, the log, STATE");
+	/* a standby knows it too */
+	s = standby(c, topo4, MS(10040));
+	ok(same_state(c, s), "rejoin owed: round trip");
+	ctl_hello(s, MS(10041), "h3", 3);
+	flush(s);
+	ok(has_fail("h3", 1, 1, 200) && has_rejoin("h3", 2, 1, true, 5000),
+	   "rejoin owed: the standby replays to h3");
+	ctl_free(s);
+
+	ok(ctl_host_done(c, MS(10050), "h4", 2, 1) == 0, "rejoin owed: h4 DONE");
+	flush(c);
+	ok(nsaves() == 1, "rejoin owed: saved");
+	ctl_disconnect(c, MS(10051), "h4");
+	ctl_hello(c, MS(10051), "h4", 4);
+	flush(c);
+	ok(!nsend(CTL_REJOIN, NULL) && !has_fail("h4", 1, 1, 200),
+	   "rejoin owed: h4 answered: no replay any more");
+
+	/* h3 fails: it owes nothing any more */
+	ctl_link_down(c, MS(10060), "tor2", "h3", true, 7000);
+	flush(c);
+	blob = encode(c);
+	ok(!strstr(blob, "rejoin-owe"), "rejoin owed: h3 failed: owes nothing");
+	free(blob);
+	ctl_free(c);
+
+	/* the rejoined host fails again: its old pair is never replayed */
+	c = rejoining_h1();
+	ctl_disconnect(c, MS(10), "h4");
+	ctl_rejoined(c, MS(11), "h1", 2, 1, true, 5000);
+	ctl_tick(c, MS(10011));
+	ctl_link_down(c, MS(10020), "tor1", "h1", true, 9000);
+	flush(c);
+	ok(failed_with(c, "h1", 3, 9000), "rejoin owed: h1 fails again");
+	ctl_hello(c, MS(10021), "h4", 4);
+	flush(c);
+	ok(has_fail("h4", 3, 1, 9000) && !nsend(CTL_REJOIN, NULL) &&
+	   nsend(CTL_FAIL, "h4") == 1,
+	   "rejoin owed: HELLO: only h1's failure in force, no REJOIN");
+	ctl_free(c);
+}
+
+/* Reporters repeat their link state when they reconnect: no SAVE. */
+static void test_report_repeat(void)
+{
+	struct ctl_logic *c = mk4();
+
+	ctl_link_down(c, MS(1), "h3", "tor2", true, 10);
+	flush(c);
+	ok(nsaves() == 1, "report repeat: a new report is saved");
+	ok(ctl_link_down(c, MS(2), "h3", "tor2", true, 10) == 0,
+	   "report repeat: again");
+	flush(c);
+	ok(nsaves() == 0 && ctl_phase(c) == CTL_PH_SETTLING,
+	   "report repeat: the same report: no SAVE");
+	ctl_link_down(c, MS(3), "h3", "tor2", true, 11);
+	flush(c);
+	ok(nsaves() == 1, "report repeat: another ts: saved");
+	ctl_link_down(c, MS(3), "h3", "tor2", false, 0);
+	flush(c);
+	ok(nsaves() == 1, "report repeat: the ts gone: saved");
+	ctl_link_up(c, MS(4), "h3", "tor2");
+	flush(c);
+	ok(nsaves() == 1 && ctl_phase(c) == CTL_PH_IDLE,
+	   "report repeat: LINK_UP: saved");
+	ctl_link_up(c, MS(5), "h3", "tor2");
+	ctl_link_up(c, MS(5), "tor2", "h3");
+	flush(c);
+	ok(nsaves() == 0, "report repeat: LINK_UP repeated: no SAVE");
+	ctl_free(c);
+}
+
+/* A rejoined host's next failure is never before its first ts. */
+static void test_rejoin_ts_floor(void)
+{
+	struct ctl_logic *c = rejoining_h1();
+
+	ctl_rejoined(c, MS(11), "h1", 2, 1, true, 5000);
+	hosts_done(c, MS(12), 2, 1, NULL);
+	flush(c);
+	ok(is_correct(c, "h1"), "ts floor: h1 rejoined at 5000");
+	/* tor1's commit register for h1 was dead since the resume */
+	ctl_link_down(c, MS(13), "tor1", "h1", true, 0);
+	flush(c);
+	ok(failed_with(c, "h1", 3, 5000) && has_fail("h2", 3, 1, 5000),
+	   "ts floor: fails again at its first ts, not 0");
+	ctl_free(c);
+}
+
+/* A host that never answers REJOINED is asked 3 times, then goes last. */
+static void test_rejoin_tries(void)
+{
+	struct ctl_logic *c = mk4();
+	unsigned int asks = 0, i;
+	uint64_t t;
+
+	ctl_link_down(c, MS(1), "tor1", "h1", true, 200);
+	ctl_link_down(c, MS(1), "tor1", "h2", true, 300);
+	ctl_host_done(c, MS(2), "h3", 2, 1);
+	ctl_host_done(c, MS(2), "h3", 2, 2);
+	ctl_host_done(c, MS(2), "h4", 2, 1);
+	ctl_host_done(c, MS(2), "h4", 2, 2);
+	ctl_switch_done(c, MS(2), "tor1", 2, "h1");
+	ctl_switch_done(c, MS(2), "tor1", 2, "h2");
+	flush(c);
+	ok(ctl_phase(c) == CTL_PH_IDLE && failed_with(c, "h1", 1, 200) &&
+	   failed_with(c, "h2", 2, 300), "rejoin tries: h1, h2 failed");
+	ctl_link_up(c, MS(10), "tor1", "h1");
+	ctl_link_up(c, MS(10), "tor1", "h2");
+	flush(c);
+	asks += nsend(CTL_REJOIN, "h1");
+	ok(ctl_epoch(c) == 3 && has_rejoin("h1", 3, 1, false, 0),
+	   "rejoin tries: h1 first (oldest failure)");
+	for (i = 1, t = MS(10); i <= 3; i++) {
+		t += MS(10000);
+		ctl_tick(c, t);
+		flush(c);
+		asks += nsend(CTL_REJOIN, "h1");
+	}
+	ok(asks == 3 && nlog("rejoin of h1 aborted (no REJOINED after 3 REJOINs",
+			     CTL_LOG_NOTICE) == 1,
+	   "rejoin tries: h1 asked 3 times, then aborted");
+	ok(ctl_epoch(c) == 4 && has_rejoin("h2", 4, 2, false, 0) &&
+	   failed_with(c, "h1", 1, 200),
+	   "rejoin tries: h2 goes next, h1 to the back");
+	ctl_rejoined(c, t, "h2", 4, 2, true, 8000);
+	hosts_done(c, t, 4, 2, NULL);
+	flush(c);
+	ok(is_correct(c, "h2") && ctl_epoch(c) == 5 &&
+	   has_rejoin("h1", 5, 1, false, 0),
+	   "rejoin tries: then h1 again, a new epoch");
 	ctl_free(c);
 }
 
@@ -1985,6 +2248,11 @@ int main(void)
 	test_rejoin_takeover();
 	test_rejoin_json();
 	test_rejoin_misc();
+	test_done_epochs();
+	test_rejoin_owed();
+	test_report_repeat();
+	test_rejoin_ts_floor();
+	test_rejoin_tries();
 	test_big();
 	printf("1..%u\n", ntests);
 	if (nfails)
