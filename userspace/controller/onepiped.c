@@ -23,7 +23,15 @@
  * One thread, one epoll set: the listening socket, the connections, a
  * timerfd for ctl_logic's next deadline, a timerfd for the store (etcd:
  * campaign while standby, keepalive while active; every third of the
- * lease) and a signalfd.  Time is CLOCK_MONOTONIC nanoseconds.
+ * lease), a timerfd for connections that have not said who they are yet
+ * and a signalfd.  Time is CLOCK_MONOTONIC nanoseconds.
+ *
+ * Connection slots are few (they fit the descriptor limit) and the
+ * agents and switches need them, so nothing may hold one for nothing: a
+ * connection must say HELLO or SHOW within OPD_HELLO_TIMEOUT_MS, a SHOW
+ * connection (the CLI) is closed once its answer is out, a refused HELLO
+ * closes the connection, and output queued to clients that do not read
+ * is bounded per client and in total.
  *
  * A standby does not listen at all: a client of a controller pair is
  * given every instance's socket path and retries them every 200 ms, so
@@ -63,6 +71,16 @@
 #define OPD_MAX_BAD		8
 /* Messages queued to a client that does not read; beyond, it is cut. */
 #define OPD_MAX_OUTQ		4096
+/*
+ * Bytes queued to all clients together.  OPD_MAX_OUTQ alone would let
+ * every connection slot hold 4 MB; the client that would go beyond this
+ * is cut like a slow one (it re-syncs on HELLO).
+ */
+#define OPD_MAX_OUT_BYTES	(64ULL << 20)
+/* A connection that says neither HELLO nor SHOW by then is closed. */
+#define OPD_HELLO_TIMEOUT_MS	2000
+/* At most one "descriptor limit" log line per this many ms. */
+#define OPD_FD_LOG_MS		1000
 /* Retry period of a file-store instance that failed to save. */
 #define OPD_RETRY_MS		1000
 #define OPD_HASH_BITS		10
@@ -76,6 +94,7 @@ enum opd_kind {
 	OPD_W_CLIENT,
 	OPD_W_LOGIC_TIMER,
 	OPD_W_STORE_TIMER,
+	OPD_W_HELLO_TIMER,
 	OPD_W_SIGNAL,
 };
 
@@ -84,7 +103,11 @@ enum opd_kind {
  * @kind: OPD_W_CLIENT (epoll tag)
  * @fd: the connection, -1 once closed
  * @uid: its peer's uid (SO_PEERCRED)
+ * @pid: its peer's pid (SO_PEERCRED), for the log
+ * @accepted_at: when it was accepted (monotonic ns): it has
+ *	OPD_HELLO_TIMEOUT_MS to say HELLO or SHOW
  * @node: the node name of its accepted HELLO, "" before (or a CLI)
+ * @show_only: sent SHOW without a HELLO: closed once the answer is out
  * @bad: malformed messages received on it
  * @dead: closed during this epoll batch; freed at its end, because
  *	later events of the same batch may still point to it
@@ -99,7 +122,10 @@ struct client {
 	enum opd_kind kind;
 	int fd;
 	uid_t uid;
+	pid_t pid;
+	uint64_t accepted_at;
 	char node[CTL_NAME_LEN];
+	bool show_only;
 	unsigned int bad;
 	bool dead;
 	struct ctl_msg *outq;
@@ -134,9 +160,13 @@ struct opd_opts {
  * @accepted: connections accepted
  * @refused: connections closed at once: peer not an allowed uid
  * @over_limit: connections closed at once: too many connections
+ * @fd_limit: connections closed at once: out of descriptors (EMFILE)
+ * @silent: connections closed for saying neither HELLO nor SHOW in time
+ * @hello_refused: connections closed because the logic refused their HELLO
  * @bad: malformed, forged or out-of-place messages
  * @cut_bad: connections closed for too many of them
- * @cut_slow: connections closed because their queue overflowed
+ * @cut_slow: connections closed because their queue overflowed, or all
+ *	queues together went over OPD_MAX_OUT_BYTES
  * @replaced: connections replaced by a newer one of the same node
  * @sent: messages sent (or queued) to clients
  * @unsent: SENDs to nodes not connected (they get it on HELLO)
@@ -148,6 +178,9 @@ struct opd_counters {
 	uint64_t accepted;
 	uint64_t refused;
 	uint64_t over_limit;
+	uint64_t fd_limit;
+	uint64_t silent;
+	uint64_t hello_refused;
 	uint64_t bad;
 	uint64_t cut_bad;
 	uint64_t cut_slow;
@@ -173,9 +206,15 @@ static struct opd {
 	int status;		/* exit status once @quit */
 	int epfd;
 	int lfd;		/* listening socket, -1 while standby */
-	struct watch lw, ltw, stw, sigw;
+	bool lpaused;		/* @lfd out of epoll: no descriptor to spare */
+	int spare_fd;		/* /dev/null, given up to shed one connection */
+	uint64_t fd_log_at;	/* last "descriptor limit" log line */
+	uint64_t fd_shed;	/* connections shed since that line */
+	struct watch lw, ltw, stw, htw, sigw;
 	int logic_tfd;
 	int store_tfd;
+	int hello_tfd;		/* the next OPD_HELLO_TIMEOUT_MS deadline */
+	uint64_t hello_at;	/* when @hello_tfd fires, 0 if disarmed */
 	int sigfd;
 	uint64_t store_period_ns;
 	uint64_t last_keepalive;	/* last successful keepalive */
@@ -184,14 +223,17 @@ static struct opd {
 	struct client *byname[1U << OPD_HASH_BITS];
 	unsigned int nclients;
 	unsigned int max_clients;	/* fits the descriptor limit */
+	uint64_t out_bytes;	/* queued to all clients together */
 	char *buf;		/* encode / show buffer */
 	size_t buf_cap;
 	struct opd_counters n;
 } opd = {
 	.epfd = -1,
 	.lfd = -1,
+	.spare_fd = -1,
 	.logic_tfd = -1,
 	.store_tfd = -1,
+	.hello_tfd = -1,
 	.sigfd = -1,
 };
 
@@ -333,6 +375,8 @@ static void unhash_client(struct client *c)
 	c->hnext = NULL;
 }
 
+static void listen_pause(bool pause);
+
 /**
  * client_close() - close a connection
  * @c: the connection
@@ -354,6 +398,11 @@ static void client_close(struct client *c, bool tell)
 	close(c->fd);
 	c->fd = -1;
 	c->dead = true;
+	opd.out_bytes -= c->out_len * CTL_MSG_LEN;
+	c->out_len = 0;
+	/* A descriptor is free again: new connections can be taken. */
+	if (opd.lpaused)
+		listen_pause(false);
 	for (pp = &opd.clients; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
@@ -390,7 +439,8 @@ static int client_enqueue(struct client *c, const struct ctl_msg *m)
 	struct ctl_msg *q;
 	size_t i, cap;
 
-	if (c->out_len == OPD_MAX_OUTQ)
+	if (c->out_len == OPD_MAX_OUTQ ||
+	    opd.out_bytes + CTL_MSG_LEN > OPD_MAX_OUT_BYTES)
 		return -ENOBUFS;
 	if (c->out_len == c->out_cap) {
 		cap = c->out_cap ? c->out_cap * 2 : 16;
@@ -407,6 +457,7 @@ static int client_enqueue(struct client *c, const struct ctl_msg *m)
 	}
 	c->outq[(c->out_head + c->out_len) % c->out_cap] = *m;
 	c->out_len++;
+	opd.out_bytes += CTL_MSG_LEN;
 	return 0;
 }
 
@@ -425,6 +476,7 @@ static int client_flush(struct client *c)
 		}
 		c->out_head = (c->out_head + 1) % c->out_cap;
 		c->out_len--;
+		opd.out_bytes -= CTL_MSG_LEN;
 	}
 	client_want_out(c, false);
 	return 0;
@@ -462,9 +514,11 @@ static void client_send(struct client *c, const struct ctl_msg *m)
 	}
 	err = client_enqueue(c, m);
 	if (err) {
-		logmsg(CTL_LOG_WARNING, "%s does not read its messages: "
+		logmsg(CTL_LOG_WARNING, "%s does not read its messages%s: "
 		       "disconnected (it re-syncs on HELLO)",
-		       c->node[0] ? c->node : "client");
+		       c->node[0] ? c->node : "client",
+		       c->out_len < OPD_MAX_OUTQ ?
+		       " (all clients' queues are full)" : "");
 		opd.n.cut_slow++;
 		client_close(c, true);
 	}
@@ -586,12 +640,121 @@ static int start_listening(void)
 
 static void stop_listening(void)
 {
+	opd.lpaused = false;
 	if (opd.lfd < 0)
 		return;
 	epoll_ctl(opd.epfd, EPOLL_CTL_DEL, opd.lfd, NULL);
 	close(opd.lfd);
 	opd.lfd = -1;
 	unlink(opd.o.socket);
+}
+
+/*
+ * Stop watching the listening socket (or watch it again).  Only when not
+ * even the spare descriptor is left (shed_connection()): a connection
+ * that cannot be accepted keeps the socket readable, and the loop would
+ * spin on it.  Any closed connection frees a descriptor and resumes.
+ */
+static void listen_pause(bool pause)
+{
+	struct epoll_event ev = {
+		.events = pause ? 0 : EPOLLIN,
+		.data.ptr = &opd.lw,
+	};
+
+	if (opd.lfd < 0) {
+		opd.lpaused = false;
+		return;
+	}
+	epoll_ctl(opd.epfd, EPOLL_CTL_MOD, opd.lfd, &ev);
+	opd.lpaused = pause;
+}
+
+/**
+ * shed_connection() - refuse a connection when out of descriptors
+ * @err: accept4()'s errno, EMFILE or ENFILE
+ *
+ * The pending connection keeps the listening socket readable, and epoll
+ * would report it again at once, for ever.  So the spare descriptor kept
+ * for this is given up, the connection taken and closed (its client
+ * retries later, as it does after any disconnection) and the spare taken
+ * back.  Logged at most once per OPD_FD_LOG_MS: a storm of connections
+ * must not become a storm of log lines.
+ *
+ * Return: whether a connection was shed (there may be more).
+ */
+static bool shed_connection(int err)
+{
+	uint64_t now = now_ns();
+	bool shed = false;
+	int fd;
+
+	if (opd.spare_fd >= 0) {
+		close(opd.spare_fd);
+		opd.spare_fd = -1;
+		fd = accept4(opd.lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			shed = true;
+			opd.n.fd_limit++;
+			opd.fd_shed++;
+		}
+	}
+	if (opd.spare_fd < 0)
+		opd.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (opd.spare_fd < 0)
+		listen_pause(true);
+	if (!opd.fd_log_at ||
+	    now - opd.fd_log_at >= OPD_FD_LOG_MS * NSEC_PER_MSEC) {
+		logmsg(CTL_LOG_WARNING, "out of descriptors (%s): %llu new "
+		       "connection(s) closed%s", strerror(err),
+		       (unsigned long long)opd.fd_shed, opd.lpaused ?
+		       "; none taken until a connection closes" : "");
+		opd.fd_log_at = now;
+		opd.fd_shed = 0;
+	}
+	return shed && !opd.lpaused;
+}
+
+/* Arm the hello timer for @when, unless it fires earlier already. */
+static void hello_timer_arm(uint64_t when)
+{
+	if (opd.hello_at && opd.hello_at <= when)
+		return;
+	opd.hello_at = when;
+	timer_at(opd.hello_tfd, when);
+}
+
+/*
+ * Close the connections that said neither HELLO nor SHOW within
+ * OPD_HELLO_TIMEOUT_MS of being accepted: each holds a slot out of
+ * max_clients that an agent or a switch may need.  The timer then
+ * follows the next such deadline.
+ */
+static void on_hello_timer(void)
+{
+	uint64_t now = now_ns(), next = 0, limit;
+	struct client *c, *n;
+
+	timer_drain(opd.hello_tfd);
+	opd.hello_at = 0;
+	limit = OPD_HELLO_TIMEOUT_MS * NSEC_PER_MSEC;
+	for (c = opd.clients; c; c = n) {
+		n = c->next;
+		if (c->node[0] || c->show_only)
+			continue;
+		if (now - c->accepted_at >= limit) {
+			opd.n.silent++;
+			logmsg(CTL_LOG_INFO, "a client (pid %ld) said neither "
+			       "HELLO nor SHOW within %u ms: closed",
+			       (long)c->pid, OPD_HELLO_TIMEOUT_MS);
+			client_close(c, true);
+		} else if (!next || c->accepted_at + limit < next) {
+			next = c->accepted_at + limit;
+		}
+	}
+	if (next)
+		hello_timer_arm(next);
 }
 
 static bool uid_allowed(uid_t uid)
@@ -612,15 +775,21 @@ static void accept_clients(void)
 	struct ucred cred;
 	socklen_t clen;
 	struct client *c;
-	int fd;
+	int fd, err;
 
 	for (;;) {
 		fd = accept4(opd.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EINTR &&
-			    errno != ECONNABORTED)
+			err = errno;
+			if (err == EMFILE || err == ENFILE) {
+				if (shed_connection(err))
+					continue;
+				return;
+			}
+			if (err != EAGAIN && err != EINTR &&
+			    err != ECONNABORTED)
 				logmsg(CTL_LOG_WARNING, "accept: %s",
-				       strerror(errno));
+				       strerror(err));
 			return;
 		}
 		/*
@@ -658,6 +827,8 @@ static void accept_clients(void)
 		c->kind = OPD_W_CLIENT;
 		c->fd = fd;
 		c->uid = cred.uid;
+		c->pid = cred.pid;
+		c->accepted_at = now_ns();
 		ev.data.ptr = c;
 		if (epoll_ctl(opd.epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			close(fd);
@@ -668,6 +839,8 @@ static void accept_clients(void)
 		opd.clients = c;
 		opd.nclients++;
 		opd.n.accepted++;
+		hello_timer_arm(c->accepted_at +
+				OPD_HELLO_TIMEOUT_MS * NSEC_PER_MSEC);
 		logmsg(CTL_LOG_DEBUG, "client connected (pid %ld)",
 		       (long)cred.pid);
 	}
@@ -815,7 +988,8 @@ static size_t show_daemon(char *p, size_t size)
 		     "{\"daemon\":{\"role\":\"%s\",\"store\":\"%s\","
 		     "\"socket\":\"%s\",\"pid\":%d,\"clients\":%u,"
 		     "\"nodes\":%u,\"accepted\":%llu,\"refused\":%llu,"
-		     "\"over_limit\":%llu,"
+		     "\"over_limit\":%llu,\"fd_limit\":%llu,\"silent\":%llu,"
+		     "\"hello_refused\":%llu,"
 		     "\"bad\":%llu,\"cut_bad\":%llu,\"cut_slow\":%llu,"
 		     "\"replaced\":%llu,\"sent\":%llu,\"unsent\":%llu,"
 		     "\"saves\":%llu,\"save_errors\":%llu,"
@@ -827,6 +1001,9 @@ static size_t show_daemon(char *p, size_t size)
 		     (unsigned long long)opd.n.accepted,
 		     (unsigned long long)opd.n.refused,
 		     (unsigned long long)opd.n.over_limit,
+		     (unsigned long long)opd.n.fd_limit,
+		     (unsigned long long)opd.n.silent,
+		     (unsigned long long)opd.n.hello_refused,
 		     (unsigned long long)opd.n.bad,
 		     (unsigned long long)opd.n.cut_bad,
 		     (unsigned long long)opd.n.cut_slow,
@@ -907,6 +1084,10 @@ static void count_bad(struct client *c, const char *why)
  * HELLO names the connection.  A newer connection of a node replaces
  * the older one (an agent that restarted, or reconnected before the old
  * connection's end was seen): only one connection per node receives.
+ * From another process that is worth a warning: two agents (or
+ * switches) configured with one node name would keep replacing each
+ * other.  A refused HELLO closes the connection: the client would
+ * otherwise go on reporting into the void, never told.
  */
 static void on_hello(struct client *c, const struct ctl_msg *m,
 		     uint64_t now)
@@ -922,18 +1103,28 @@ static void on_hello(struct client *c, const struct ctl_msg *m,
 	}
 	err = ctl_hello(opd.logic, now, m->node, m->host);
 	if (err) {
-		/* Unknown node or wrong host id (logged by the logic). */
-		logmsg(CTL_LOG_DEBUG, "HELLO from %s (host %u) refused: %s",
-		       m->node, m->host, strerror(-err));
+		/* Unknown node or wrong host id (the logic says which). */
+		logmsg(CTL_LOG_WARNING, "HELLO from %s (host %u, pid %ld) "
+		       "refused: %s; connection closed", m->node, m->host,
+		       (long)c->pid, strerror(-err));
+		opd.n.hello_refused++;
+		client_close(c, true);
 		return;
 	}
 	old = client_by_name(m->node);
 	if (old) {
-		logmsg(CTL_LOG_INFO, "%s reconnected: its older connection "
-		       "is closed", m->node);
+		if (old->pid != c->pid)
+			logmsg(CTL_LOG_WARNING, "%s: a connection from pid %ld "
+			       "replaces the one from pid %ld (two processes "
+			       "with one node name?)", m->node, (long)c->pid,
+			       (long)old->pid);
+		else
+			logmsg(CTL_LOG_INFO, "%s reconnected: its older "
+			       "connection is closed", m->node);
 		opd.n.replaced++;
 		client_close(old, true);
 	}
+	c->show_only = false;
 	memcpy(c->node, m->node, CTL_NAME_LEN);
 	c->hnext = opd.byname[name_hash(c->node)];
 	opd.byname[name_hash(c->node)] = c;
@@ -954,6 +1145,15 @@ static void on_message(struct client *c, const struct ctl_msg *m, long len)
 	switch (m->type) {
 	case CTL_SHOW:
 		answer_show(c, now);
+		/*
+		 * Without a HELLO this is the CLI: it asks once, and its
+		 * slot is wanted once the answer is out.
+		 */
+		if (!c->node[0] && !c->dead) {
+			c->show_only = true;
+			if (!c->out_len)
+				client_close(c, true);
+		}
 		return;
 	case CTL_HELLO:
 		on_hello(c, m, now);
@@ -998,6 +1198,10 @@ static void on_client(struct client *c, uint32_t events)
 	if (events & EPOLLOUT) {
 		if (client_flush(c) < 0) {
 			client_close(c, true);
+			return;
+		}
+		if (c->show_only && !c->out_len) {
+			client_close(c, true);	/* its answer is out */
 			return;
 		}
 	}
@@ -1545,14 +1749,19 @@ static int setup(void)
 				       TFD_NONBLOCK | TFD_CLOEXEC);
 	opd.store_tfd = timerfd_create(CLOCK_MONOTONIC,
 				       TFD_NONBLOCK | TFD_CLOEXEC);
+	opd.hello_tfd = timerfd_create(CLOCK_MONOTONIC,
+				       TFD_NONBLOCK | TFD_CLOEXEC);
+	/* Given up to shed a connection when out of descriptors. */
+	opd.spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (opd.epfd < 0 || opd.sigfd < 0 || opd.logic_tfd < 0 ||
-	    opd.store_tfd < 0) {
+	    opd.store_tfd < 0 || opd.hello_tfd < 0 || opd.spare_fd < 0) {
 		logmsg(CTL_LOG_ERR, "setup: %s", strerror(errno));
 		return -1;
 	}
 	opd.lw.kind = OPD_W_LISTEN;
 	opd.ltw.kind = OPD_W_LOGIC_TIMER;
 	opd.stw.kind = OPD_W_STORE_TIMER;
+	opd.htw.kind = OPD_W_HELLO_TIMER;
 	opd.sigw.kind = OPD_W_SIGNAL;
 	ev.data.ptr = &opd.sigw;
 	epoll_ctl(opd.epfd, EPOLL_CTL_ADD, opd.sigfd, &ev);
@@ -1560,6 +1769,8 @@ static int setup(void)
 	epoll_ctl(opd.epfd, EPOLL_CTL_ADD, opd.logic_tfd, &ev);
 	ev.data.ptr = &opd.stw;
 	epoll_ctl(opd.epfd, EPOLL_CTL_ADD, opd.store_tfd, &ev);
+	ev.data.ptr = &opd.htw;
+	epoll_ctl(opd.epfd, EPOLL_CTL_ADD, opd.hello_tfd, &ev);
 	return 0;
 }
 
@@ -1590,6 +1801,9 @@ static void run(void)
 			case OPD_W_LOGIC_TIMER:
 				if (!opd.demote)
 					on_logic_timer();
+				break;
+			case OPD_W_HELLO_TIMER:
+				on_hello_timer();
 				break;
 			case OPD_W_LISTEN:
 				if (opd.lfd >= 0 && !opd.demote)

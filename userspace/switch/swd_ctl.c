@@ -13,10 +13,18 @@
  * The forwarding loop never waits for the controller: the socket is
  * non-blocking (connect included), a report or DONE that cannot be sent
  * now is remembered and sent again from the 200 ms retry timer, which
- * also reconnects when the controller is gone.  After a reconnect the
- * switch says HELLO again and repeats every link it has reported down
- * (a standby controller may not have heard of them) and every DONE not
- * yet delivered; the controller treats repeats as no-ops.
+ * also reconnects when the controller is gone.  After every HELLO the
+ * switch tells the current state, down or up, of every port heard since
+ * it started (sw_heard_ports()), and repeats every DONE not yet
+ * delivered; the controller treats repeats as no-ops.  Down ones because
+ * a standby controller may not have heard of them; up ones because the
+ * controller may hold a LINK_DOWN from before, sent by this process on
+ * an earlier connection or by the process this one replaces (a killed
+ * and revived switch starts with no memory of it), and only a LINK_UP
+ * withdraws it.  A port not heard since the start says nothing: the
+ * LINK_DOWN the controller holds for it may be true (a host cut off).
+ * The first time a port is heard is a report of its own
+ * (sw_take_reports()), since the HELLO usually comes first.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -182,8 +190,11 @@ static void ctl_dial(void)
 			ctl_lost("HELLO not sent");
 		return;
 	}
-	/* A new controller instance knows nothing of our silent links. */
-	ctl_sync(swd.sw.reported);
+	/*
+	 * A new controller instance knows nothing of our silent links, and
+	 * any instance may hold stale LINK_DOWNs of ours: see the top.
+	 */
+	ctl_sync(sw_heard_ports(&swd.sw));
 }
 
 /*

@@ -399,7 +399,8 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
  * commit timeout.  Any valid packet is life, whatever registers it
  * fills: a link whose commit register was resumed away and that now
  * sends best-effort traffic only is up.  A link never heard is not a
- * link the controller needs to hear about.
+ * link the controller needs to hear about; one heard is, at least once
+ * (sw_take_reports()).
  */
 static void sw_watch_links(struct sw *sw, u64 now)
 {
@@ -409,6 +410,8 @@ static void sw_watch_links(struct sw *sw, u64 now)
 		const struct sw_port *p = &sw->ports[i];
 		u64 bit = (u64)1 << i;
 
+		if (p->rx_seen)
+			sw->heard |= bit;
 		if (p->rx_seen &&
 		    (s64)(now - p->rx_at) > (s64)sw->commit_timeout)
 			sw->down |= bit;
@@ -566,6 +569,8 @@ void sw_set_controlled(struct sw *sw, bool on)
 	sw->controlled = on;
 	sw->down = 0;
 	sw->reported = 0;
+	sw->heard = 0;
+	sw->announced = 0;
 }
 
 /**
@@ -595,15 +600,17 @@ void sw_port_report(const struct sw *sw, unsigned int port,
  * @reports: room for SW_MAX_PORTS reports
  *
  * Controlled mode: every link whose state (down or up, as of the last
- * sw_tick()) changed since the previous call, once.  A link down and up
- * again between two calls was never down as far as the controller can
- * tell, and makes no report; call after every tick to see every change.
+ * sw_tick()) changed since the previous call, once, and every link heard
+ * for the first time (up, unless already down), once: see "Controlled
+ * mode" in switch_logic.h for why.  A link down and up again between two
+ * calls was never down as far as the controller can tell, and makes no
+ * report; call after every tick to see every change.
  *
  * Return: number of reports in @reports.
  */
 unsigned int sw_take_reports(struct sw *sw, struct sw_report *reports)
 {
-	u64 left = sw->down ^ sw->reported;
+	u64 left = (sw->down ^ sw->reported) | (sw->heard & ~sw->announced);
 	unsigned int n = 0;
 
 	while (left) {
@@ -613,7 +620,25 @@ unsigned int sw_take_reports(struct sw *sw, struct sw_report *reports)
 		sw_port_report(sw, i, &reports[n++]);
 	}
 	sw->reported = sw->down;
+	sw->announced = sw->heard;
 	return n;
+}
+
+/**
+ * sw_heard_ports() - the ports whose state the controller must know
+ * @sw: the switch
+ *
+ * Controlled mode: the ports heard since they were added, as of the last
+ * sw_tick().  A (re)connected controller is told the state of each, down
+ * or up, since it may hold a report from an earlier connection or an
+ * earlier switch process; about the others this process knows nothing
+ * that should replace what the controller holds.
+ *
+ * Return: a mask of port indices.
+ */
+u64 sw_heard_ports(const struct sw *sw)
+{
+	return sw->heard;
 }
 
 /**

@@ -51,7 +51,12 @@
  * committed.  So in controlled mode a commit register never expires: a
  * link silent for @commit_timeout stays in the commit minimum, which
  * stalls, and is reported down instead (sw_take_reports()); heard again,
- * it is reported up.  The controller decides, the hosts discard and
+ * it is reported up.  A link is also reported up the first time it is
+ * heard: the controller outlives switch processes, and may still hold a
+ * LINK_DOWN that this port's previous incarnation sent; a restarted
+ * switch (whose state starts empty) would otherwise never withdraw it,
+ * and the node behind the port could never rejoin.  A port never heard
+ * reports nothing: its far end may well be gone for good.  The controller decides, the hosts discard and
  * recall, and only then does sw_resume() take the register out of the
  * minimum; the link comes back as a new link (new-link rule, admission
  * slack) when it is heard with a commit again.  Best-effort registers
@@ -176,6 +181,9 @@ struct sw_port {
  * @down: controlled mode: links silent for longer than @commit_timeout,
  *	as of the last sw_tick()
  * @reported: @down as the caller last took it (sw_take_reports())
+ * @heard: controlled mode: ports heard since they were added (or since
+ *	controlled mode was turned on), as of the last sw_tick()
+ * @announced: the ports of @heard that sw_take_reports() reported once
  * @rx_bad: malformed packets
  * @rx_unknown_src: datagrams from no configured peer (counted by the I/O
  *	layer, which is the only one to know)
@@ -200,6 +208,8 @@ struct sw {
 	bool controlled;
 	u64 down;
 	u64 reported;
+	u64 heard;
+	u64 announced;
 	u64 rx_bad;
 	u64 rx_unknown_src;
 	u64 no_route;
@@ -253,6 +263,7 @@ unsigned int sw_push(struct sw *sw, u64 now, struct sw_beacon *beacons);
 bool sw_push_due(const struct sw *sw, u64 *when);
 void sw_set_controlled(struct sw *sw, bool on);
 unsigned int sw_take_reports(struct sw *sw, struct sw_report *reports);
+u64 sw_heard_ports(const struct sw *sw);
 void sw_port_report(const struct sw *sw, unsigned int port,
 		    struct sw_report *r);
 int sw_resume(struct sw *sw, unsigned int port, u64 now);

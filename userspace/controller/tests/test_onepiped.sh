@@ -15,8 +15,12 @@
 # keeps sending them cut), the daemon restarted mid-procedure on the
 # same state file (FAIL re-sent on HELLO, no new epoch), RESUME to the
 # ToR for port h3, SHOW idle with the failure, refused peers (root
-# only).  Then, if etcd is installed, an etcd takeover: two instances,
-# the active one killed mid-procedure, the standby finishes it.
+# only); connections that hold a slot for nothing: one that says
+# nothing is closed after 2 s (others are served meanwhile), a SHOW-only
+# one once its answer is out, a refused HELLO closes its connection, and
+# a node's connection replaced from another process is a warning.  Then,
+# if etcd is installed, an etcd takeover: two instances, the active one
+# killed mid-procedure, the standby finishes it.
 #
 # Runs as any user: the socket and state live in a temporary directory
 # and the daemon gets --allow-uid with the caller's uid.
@@ -329,7 +333,8 @@ def file_case():
     ]
     for b in bad:
         g.raw(b)
-    v = g.show()
+    # (SHOW from another connection: g would get one answer, then EOF.)
+    v = Client([sock], hello=False).show()
     tap(v['daemon']['bad'] == len(bad) and
         v['controller']['counters']['bad'] == len(bad),
         'malformed messages are counted (%d)' % v['daemon']['bad'])
@@ -414,6 +419,7 @@ def file_case():
         os.chmod(tdir, 0o700)
     else:
         skip('refused peers: not root')
+    idle_slots_case(d, sock, cl)
     if not d.alive():
         d.dump()
     rc = d.stop()
@@ -424,6 +430,48 @@ def file_case():
     for c in cl.values():
         c.close()
     save_failure_case()
+
+
+def idle_slots_case(d, sock, cl):
+    """Connections may not hold one of the daemon's slots for nothing."""
+    t0 = time.time()
+    q = Client([sock], hello=False)
+    v = cl['spine'].show()
+    tap(v['daemon']['silent'] == 0, 'a silent connection: others are served')
+    m = q.recv(4)
+    took = time.time() - t0
+    tap(m == 'eof' and 1.5 <= took <= 3.5,
+        'a connection that says nothing is closed after 2 s (%.2f s, %r)' %
+        (took, m if m != 'eof' else 'eof'))
+    s = Client([sock], hello=False)
+    s.show()
+    tap(s.recv(2) == 'eof', 'a SHOW-only connection is closed after its '
+        'answer')
+    s.close()
+    bad_hellos = [Client([sock], 'nosuch', 0), Client([sock], 'h2', 7)]
+    tap(all(c.recv(1) == 'eof' for c in bad_hellos),
+        'a refused HELLO (unknown node, wrong host id) closes the '
+        'connection')
+    v = cl['spine'].show()
+    tap(v['daemon']['silent'] == 1 and v['daemon']['hello_refused'] == 2,
+        'counted: silent %d, hello_refused %d' %
+        (v['daemon']['silent'], v['daemon']['hello_refused']))
+    # h2's connection is replaced by another process's: a warning.
+    pid = os.fork()
+    if pid == 0:
+        try:
+            c = Client([sock], 'h2', 2, wait=2)
+            m, _ = c.until(is_type(STATE), 2)
+            os._exit(0 if m else 1)
+        except Exception:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    time.sleep(0.1)
+    log = open(d.log).read()
+    tap(os.WEXITSTATUS(status) == 0 and cl['h2'].recv(2) == 'eof' and
+        'h2: a connection from pid %d replaces the one from pid %d' %
+        (pid, os.getpid()) in log,
+        'h2 replaced from another process: logged with both pids')
 
 
 def save_failure_case():

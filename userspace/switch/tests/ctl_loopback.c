@@ -6,18 +6,22 @@
  * of this test that the switch dials.  Checks that the switch
  *
  *  - starts and forwards without a controller, and dials it (HELLO) once
- *    the socket appears;
+ *    the socket appears, then says LINK_UP for every port it has heard;
  *  - keeps a silent link's commit register in the minimum (the commit
  *    barrier on u's beacons stalls at a's last commit while the
  *    best-effort barrier moves on without a) and reports it once:
  *    LINK_DOWN {peer a, ts = a's commit, CTL_F_HAS_TS};
- *  - says HELLO again and repeats the LINK_DOWN after the controller
- *    hung up;
+ *  - says HELLO again and repeats the LINK_DOWN (and the LINK_UPs) after
+ *    the controller hung up;
  *  - answers RESUME with DONE, after which u's beacons carry a commit
  *    past the stall; a repeated RESUME is answered but not carried out
  *    twice; a RESUME for no port, a malformed message are counted and
  *    not answered, FAIL is ignored;
  *  - reports LINK_UP when a speaks again;
+ *  - restarted (SIGKILL, then started again while the controller is
+ *    there), says LINK_UP for the ports it hears, withdrawing what the
+ *    controller may hold from the process before, and nothing about a
+ *    port it does not hear;
  *  - counts it all in the stats file, and exits cleanly on SIGTERM.
  *
  * usage: ctl_loopback PATH-TO-onepipe-switch
@@ -61,6 +65,7 @@ static char dir[] = "/tmp/onepipe-ctl-test.XXXXXX";
 static char stats_path[256], sock_path[256];
 static int lfd = -1, cfd = -1;	/* the fake controller: listener, conn */
 static pid_t sw_pid;
+static const char *self_path;	/* the switch binary, for a restart */
 
 static void bail(const char *msg)
 {
@@ -168,7 +173,7 @@ static bool port_has(const char *s, const char *name, const char *needle)
 	return p && (!eol || p < eol);
 }
 
-static void find_switch(void)
+static void find_switch(const char *what)
 {
 	const char *s, *p;
 	int i;
@@ -181,12 +186,12 @@ static void find_switch(void)
 			sw_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 			sw_addr.sin_port =
 				htons((u16)atoi(p + strlen(LISTEN_KEY)));
-			ok(true, "switch started without its controller");
+			ok(true, "%s", what);
 			return;
 		}
 		sleep_ms(10);
 	}
-	ok(false, "switch started without its controller");
+	ok(false, "%s", what);
 	bail("no stats file");
 }
 
@@ -324,11 +329,48 @@ static const char *describe(const struct ctl_msg *m, bool got)
 	return s;
 }
 
+/*
+ * Collect the LINK_UPs the switch sends within @ms and check they are
+ * exactly one for each port of @want ("a", "ab", ...), with a commit,
+ * and that nothing else comes.  Return: whether they are.
+ */
+static bool expect_ups(int ms, const char *want, char *got, size_t len)
+{
+	u64 end = now_ms() + (u64)ms;
+	char seen[NPEER + 1] = "";
+	struct ctl_msg m;
+	bool good = true;
+	size_t used = 0;
+
+	got[0] = 0;
+	while (strlen(seen) < strlen(want) || now_ms() < end) {
+		int left = (int)(end - now_ms());
+		bool dup;
+
+		if (left <= 0 || !pump(left, &m))
+			break;
+		if (used < len)
+			used += (size_t)snprintf(got + used, len - used, "%s%s",
+						 used ? "; " : "",
+						 describe(&m, true));
+		dup = m.peer[0] && strchr(seen, m.peer[0]);
+		if (m.type != CTL_LINK_UP || strlen(m.peer) != 1 ||
+		    !strchr(want, m.peer[0]) || dup ||
+		    !(m.flags & CTL_F_HAS_TS) || !m.ts) {
+			good = false;
+			continue;
+		}
+		seen[strlen(seen)] = m.peer[0];
+	}
+	return good && strlen(seen) == strlen(want);
+}
+
 /* ---- the tests --------------------------------------------------------- */
 
 static void test_hello(void)
 {
 	struct ctl_msg m;
+	char buf[600];
 	bool got;
 
 	/* The switch forwards with no controller around; dials it later. */
@@ -342,6 +384,8 @@ static void test_hello(void)
 	ok(got && is_msg(&m, CTL_HELLO, NULL) && !m.host,
 	   "the switch dials the controller once it is there: %s",
 	   describe(&m, got));
+	got = expect_ups(200, "abu", buf, sizeof(buf));
+	ok(got, "then LINK_UP for every port heard (a, b, u): %s", buf);
 }
 
 static void test_link_down(void)
@@ -372,6 +416,7 @@ static void test_link_down(void)
 static void test_reconnect(void)
 {
 	struct ctl_msg m;
+	char buf[600];
 	bool got;
 
 	close(cfd);
@@ -385,6 +430,8 @@ static void test_reconnect(void)
 	   (m.flags & CTL_F_HAS_TS) && m.ts == A_COMMIT,
 	   "and repeats its LINK_DOWN a ts %d: %s", A_COMMIT,
 	   describe(&m, got));
+	got = expect_ups(200, "bu", buf, sizeof(buf));
+	ok(got, "and LINK_UP for the other ports heard (b, u): %s", buf);
 }
 
 static void test_resume(void)
@@ -447,11 +494,45 @@ static void test_link_up(void)
 	   port_has(s, "a", "\"commit_state\":\"live\""),
 	   "stats: a up, its commit register live again");
 	s = fresh_stats();
-	ok(json_num(port_line(s, "a"), "reports") == 3 &&
-	   json_num(s, "ctl_reports") == 3,
-	   "stats: reports a %lld (down, down again, up), ctl_reports %lld",
+	ok(json_num(port_line(s, "a"), "reports") == 4 &&
+	   json_num(s, "ctl_reports") == 8,
+	   "stats: reports a %lld (up, down, down again, up), ctl_reports %lld",
 	   json_num(port_line(s, "a"), "reports"),
 	   json_num(s, "ctl_reports"));
+}
+
+/*
+ * The switch process dies and a new one starts (fabric kill/revive, a
+ * crash and a restart) while the controller runs: the new process knows
+ * nothing of the LINK_DOWNs its predecessor sent, and must still
+ * withdraw them for the links it hears, or the nodes behind them could
+ * never rejoin.  b stays silent: its LINK_DOWN (if any) may be true.
+ */
+static void test_restart(void)
+{
+	struct ctl_msg m;
+	char buf[600];
+	int status, i;
+	bool got;
+
+	kill(sw_pid, SIGKILL);
+	waitpid(sw_pid, &status, 0);
+	if (cfd >= 0)
+		close(cfd);
+	cfd = -1;
+	for (i = 0; i < NPEER; i++)
+		close(peer[i]);
+	unlink(stats_path);
+	start_switch(self_path);
+	find_switch("switch restarted with its controller there");
+	talking[PA] = talking[PU] = true;
+	talking[PB] = false;
+	got = pump(1000, &m);
+	ok(got && is_msg(&m, CTL_HELLO, NULL),
+	   "the restarted switch says HELLO: %s", describe(&m, got));
+	got = expect_ups(CTIMEOUT_IVS * INTERVAL_MS, "au", buf, sizeof(buf));
+	ok(got, "and LINK_UP for the ports it hears (a, u), none for b: %s",
+	   buf);
 }
 
 static void test_exit(void)
@@ -484,13 +565,15 @@ int main(int argc, char **argv)
 	snprintf(stats_path, sizeof(stats_path), "%s/stats.json", dir);
 	snprintf(sock_path, sizeof(sock_path), "%s/onepiped.sock", dir);
 	printf("TAP version 13\n");
+	self_path = argv[1];
 	start_switch(argv[1]);
-	find_switch();
+	find_switch("switch started without its controller");
 	test_hello();
 	test_link_down();
 	test_reconnect();
 	test_resume();
 	test_link_up();
+	test_restart();
 	test_exit();
 	if (cfd >= 0)
 		close(cfd);

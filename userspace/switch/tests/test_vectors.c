@@ -731,6 +731,22 @@ static void cmd_expect_reports(char **a, int n, const char *text)
 	report(ok, text, why);
 }
 
+/*
+ * expect-heard [PORT ...]: exactly these ports are heard (sw_heard_ports()),
+ * the ones a reconnect to the controller reports on.
+ */
+static void cmd_expect_heard(char **a, int n, const char *text)
+{
+	u64 want = 0, got = sw_heard_ports(&c.sw);
+	char why[64];
+	int k;
+
+	for (k = 0; k < n; k++)
+		want |= (u64)1 << port(a[k]);
+	snprintf(why, sizeof(why), "got mask %#llx", (unsigned long long)got);
+	report(got == want, text, why);
+}
+
 /* expect-[commit-]state PORT new|live|dead */
 static void cmd_expect_state(char **a, int n, const char *text, bool commit)
 {
@@ -910,6 +926,8 @@ static void run_line(char *line)
 		cmd_resume(a + 1, n - 1);
 	else if (IS("expect-reports"))
 		cmd_expect_reports(a + 1, n - 1, text);
+	else if (IS("expect-heard"))
+		cmd_expect_heard(a + 1, n - 1, text);
 	else if (IS("expect-push-due"))
 		cmd_expect_push_due(a + 1, n - 1, text);
 	else if (IS("expect-fwd"))
