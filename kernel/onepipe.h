@@ -761,18 +761,33 @@ static inline bool op_fail_discards(struct op_net *on, u32 src, u64 ts)
 }
 
 /*
- * Must a reliable packet from @p stamped @ts be ignored on arrival, with
- * no answer?  Everything from a failed peer (it hears nothing from us
- * until it rejoins: an answer from our old state would mislead its new
- * incarnation), and what a rejoined peer's old incarnation stamped (its
- * sequence numbers are the old ones).  rx_lock held.
+ * Must reliable DATA from @p stamped @ts be ignored on arrival, with no
+ * answer?  What a failed peer stamped from its failure timestamp on
+ * (what it stamped before was committed: a copy still gets its ACK, or
+ * its sender would hold the commit barrier), and what a rejoined peer's
+ * old incarnation stamped (its sequence numbers are the old ones).
+ * rx_lock held.
  */
 static inline bool op_fail_ignores(const struct op_net *on,
 				   const struct op_peer *p, u64 ts)
 {
 	if (likely(!on->nfailed))
 		return false;
-	return p->failed || (p->rejoined && op_ts_before(ts, p->fail_end));
+	if (p->failed)
+		return !op_ts_before(ts, p->fail_ts);
+	return p->rejoined && op_ts_before(ts, p->fail_end);
+}
+
+/*
+ * The same for a PROBE or a RECALL: a failed peer's are ignored whatever
+ * their stamp (nothing it recalls was committed, and a window answer
+ * from our old state would mislead its new incarnation).
+ */
+static inline bool op_fail_ignores_ctl(const struct op_net *on,
+				       const struct op_peer *p, u64 ts)
+{
+	return unlikely(on->nfailed) &&
+	       (p->failed || op_fail_ignores(on, p, ts));
 }
 
 /* Must delivery of @ts to @os wait for the application?  rx_lock held. */

@@ -558,7 +558,7 @@ void op_rdm_rx_recall(struct op_net *on, const struct op_hdr *h,
 	struct op_recall *rc;
 	struct op_rdm_rx *r;
 
-	if (!p || op_fail_ignores(on, p, h->ts))
+	if (!p || op_fail_ignores_ctl(on, p, h->ts))
 		return;
 	r = &p->rrx;
 	if (!op_rdm_seen(r, h->seq)) {
@@ -619,7 +619,7 @@ void op_rdm_rx_probe(struct op_net *on, const struct op_hdr *h,
 	struct op_rdm_rx *r;
 	s32 d;
 
-	if (!p || op_fail_ignores(on, p, h->ts))
+	if (!p || op_fail_ignores_ctl(on, p, h->ts))
 		return;
 	r = &p->rrx;
 	/*
