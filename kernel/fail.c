@@ -150,7 +150,9 @@ int op_fail_ack(struct op_net *on, struct op_sock *os, u32 epoch)
 
 	__skb_queue_head_init(&ctl);
 	spin_lock_bh(&on->rx_lock);
-	if (!epoch || (s32)(epoch - os->notified_epoch) > 0)
+	/* Nothing notified, or an epoch not notified yet. */
+	if (!epoch || !os->notified_epoch ||
+	    (s32)(epoch - os->notified_epoch) > 0)
 		err = -EINVAL;
 	else if (epoch == os->notified_epoch)
 		op_fail_unhold(on, os, &ctl);

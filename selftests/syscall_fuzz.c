@@ -1081,6 +1081,8 @@ static void do_setsockopt(struct thr *t)
 		/*
 		 * Only ONEPIPE_ORDERED is settable, with an int; SOCK_RDM may
 		 * refuse 0 (the reliable service is ordered).
+		 * ONEPIPE_FAILURE_ACK is refused too: no process failure is
+		 * ever notified here.
 		 */
 		bad = name != ONEPIPE_ORDERED || olen < sizeof(int);
 	} else if (r < 90) {
@@ -1782,7 +1784,10 @@ static void do_nl_host_down(struct thr *t)
 
 static void do_nl_bad(struct thr *t)
 {
-	static const uint8_t cmds[] = { 0, ONEPIPE_CMD_MAX + 1, 9, 100, 255 };
+	/* No such command, or an event's (multicast only, never a request). */
+	static const uint8_t cmds[] = {
+		0, ONEPIPE_CMD_MAX + 1, ONEPIPE_CMD_EV_LINK, 100, 255,
+	};
 	uint16_t fam = nl_family(t);
 	uint8_t cmd = cmds[rnd(t, 5)];
 	struct nlreq q;
