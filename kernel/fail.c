@@ -265,6 +265,8 @@ static u64 op_fail_new_incarnation(struct op_net *on)
 	first = op_clock_barrier(&on->clock, op_now(on));
 	spin_unlock(&on->tx_lock);
 	spin_unlock_bh(&on->rx_lock);
+	/* Nothing the old incarnation said reaches anybody from now on. */
+	op_relay_forget(on, ONEPIPE_HOST_LOCAL);
 	while ((skb = __skb_dequeue(&fail)))
 		op_sock_fail(skb->sk, skb, ONEPIPE_EE_DOWN);
 	return first;
@@ -443,6 +445,7 @@ int op_fail_apply(struct op_net *on, u32 epoch, u32 host, u64 ts,
 	op_count(on, ONEPIPE_C_FAILURES);
 
 	op_rdm_peer_failed(on, host);
+	op_relay_forget(on, host);
 	/* Its recalls are out: from now on their end is its end. */
 	spin_lock_bh(&on->rx_lock);
 	p->fail_armed = true;

@@ -296,6 +296,7 @@ static void op_host_down_locked(struct op_net *on)
 	tops->down(on);
 	op_tx_fail_all(on, ONEPIPE_EE_DOWN);
 	op_rx_flush(on);
+	op_relay_forget(on, ONEPIPE_HOST_LOCAL);
 }
 
 void op_host_down(struct op_net *on)
@@ -396,6 +397,7 @@ static int __net_init op_net_init(struct net *net)
 	INIT_LIST_HEAD(&on->rdm_ack_pending);
 	INIT_LIST_HEAD(&on->rdm_waitq);
 	INIT_LIST_HEAD(&on->rdm_active);
+	op_relay_init(on);
 	hrtimer_init(&on->tick, CLOCK_REALTIME, HRTIMER_MODE_ABS_SOFT);
 	on->tick.function = op_tick_fn;
 	hrtimer_init(&on->push_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
@@ -422,6 +424,7 @@ static void __net_exit op_net_exit(struct net *net)
 	struct op_net *on = op_net(net);
 
 	op_host_down(on);
+	op_relay_exit(on);
 	op_peers_free(on);
 	op_net_sysctl_unregister(on);
 	free_percpu(on->ctr);

@@ -65,6 +65,12 @@ static const struct nla_policy op_nl_rejoin_policy[ONEPIPE_A_MAX + 1] = {
 	[ONEPIPE_A_FAIL_TS]	= { .type = NLA_U64 },
 };
 
+/* ONEPIPE_CMD_RELAY: one packet, a 1Pipe header at least. */
+static const struct nla_policy op_nl_relay_policy[ONEPIPE_A_MAX + 1] = {
+	[ONEPIPE_A_PACKET]	= NLA_POLICY_RANGE(NLA_BINARY, OP_HDR_LEN,
+						   ONEPIPE_RELAY_MAX),
+};
+
 static struct genl_family op_genl_family;
 
 /* Multicast groups; the index is what genlmsg_multicast_netns() takes. */
@@ -571,6 +577,7 @@ static void op_nl_peer_read(struct op_net *on, struct op_peer *p,
 	o->v[ONEPIPE_P_SRTT_US] = t->srtt_us;
 	o->v[ONEPIPE_P_RTTVAR_US] = t->rttvar_us;
 	o->v[ONEPIPE_P_BACKOFF] = t->backoff;
+	o->v[ONEPIPE_P_RELAY] = t->relay;
 	spin_unlock_bh(&on->tx_lock);
 	o->v[ONEPIPE_P_HOST] = p->host;
 }
@@ -686,6 +693,16 @@ static int op_nl_rejoin(struct sk_buff *skb, struct genl_info *info)
 	}
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
+}
+
+static int op_nl_relay(struct sk_buff *skb, struct genl_info *info)
+{
+	const struct nlattr *pkt = info->attrs[ONEPIPE_A_PACKET];
+
+	if (GENL_REQ_ATTR_CHECK(info, ONEPIPE_A_PACKET))
+		return -EINVAL;
+	return op_relay_in(op_net(genl_info_net(info)), nla_data(pkt),
+			   nla_len(pkt), info->extack);
 }
 
 /* cb->args[0]: host id to resume at.  Peers are never freed meanwhile. */
@@ -832,6 +849,42 @@ void op_nl_ev_fail_done(struct op_net *on, u32 epoch, u32 host)
 	op_nl_ev_send(on, msg, hdr);
 }
 
+/**
+ * op_nl_ev_relay() - a packet for the controller to relay
+ * @on: this host
+ * @pkt: the packet from its 1Pipe header on
+ *
+ * Context: process (relay.c's work item).
+ */
+void op_nl_ev_relay(struct op_net *on, const struct sk_buff *pkt)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(nla_total_size(sizeof(u32)) * 2 +
+			  nla_total_size(pkt->len), GFP_KERNEL);
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &op_genl_family, 0,
+			  ONEPIPE_CMD_EV_RELAY);
+	if (!hdr ||
+	    nla_put_u32(msg, ONEPIPE_A_HOST_ID, READ_ONCE(on->cfg.host_id)) ||
+	    nla_put_u32(msg, ONEPIPE_A_PEER_HOST,
+			op_hdr_get_dst_host(pkt->data)) ||
+	    nla_put(msg, ONEPIPE_A_PACKET, pkt->len, pkt->data)) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	rcu_read_lock();
+	if (!READ_ONCE(op_nl_live))
+		nlmsg_free(msg);
+	else if (!genlmsg_multicast_netns(&op_genl_family, on->net, msg, 0,
+					  OP_NL_MCGRP_CTL, GFP_ATOMIC))
+		op_count(on, ONEPIPE_C_RELAY_OUT);
+	rcu_read_unlock();
+}
+
 /* cb->args[0]: index of the next port to report. */
 static int op_nl_dev_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
@@ -908,6 +961,13 @@ static const struct genl_ops op_genl_full_ops[] = {
 		.cmd	= ONEPIPE_CMD_REJOIN,
 		.doit	= op_nl_rejoin,
 		.policy	= op_nl_rejoin_policy,
+		.maxattr = ONEPIPE_A_MAX,
+		.flags	= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd	= ONEPIPE_CMD_RELAY,
+		.doit	= op_nl_relay,
+		.policy	= op_nl_relay_policy,
 		.maxattr = ONEPIPE_A_MAX,
 		.flags	= GENL_UNS_ADMIN_PERM,
 	},

@@ -11,6 +11,7 @@
 #include <linux/mutex.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <linux/hashtable.h>
 #include <net/net_namespace.h>
@@ -161,6 +162,12 @@ extern const struct op_transport_ops op_verbs_transport;
  * @report_due: out of retries while net.onepipe.controlled is set: the
  *	tick tells the controller (ONEPIPE_CMD_EV_UNREACH), again at every
  *	later timeout while no ACK comes; resends go on
+ * @relay: out of retries while controlled: every reliable packet for the
+ *	peer is also handed to the controller (relay.c), until an ACK that
+ *	came over the network says the network carried the data too;
+ *	read locklessly by the receive path (answers go that way too)
+ * @relay_seq: @next when relaying began: only the ACK of a message sent
+ *	since can end it
  *
  * All under tx_lock.
  */
@@ -192,6 +199,8 @@ struct op_rdm_tx {
 	u32 cc_marked;
 	u32 cc_end;
 	bool report_due;
+	bool relay;
+	u32 relay_seq;
 };
 
 /**
@@ -221,6 +230,9 @@ struct op_rdm_tx {
  * @prev_lo: first sequence number of the last range ACKed
  * @prev_hi: its last
  * @prev_valid: a range was ACKed
+ * @relay_in: the last reliable DATA packet from the peer came through the
+ *	controller: ACKs and NAKs go back that way too, flagged
+ *	OP_F_VIA_CTL
  *
  * All under rx_lock.
  */
@@ -243,6 +255,7 @@ struct op_rdm_rx {
 	u32 prev_lo;
 	u32 prev_hi;
 	bool prev_valid;
+	bool relay_in;
 };
 
 /**
@@ -385,6 +398,13 @@ struct op_net {
 	spinlock_t port_lock;		/* binding to ports */
 	DECLARE_HASHTABLE(ports, 8);	/* op_sock by port; RCU readers */
 	u16 next_port;			/* port_lock */
+
+	/*
+	 * Packets for the controller to relay (relay.c): filled under
+	 * tx_lock or rx_lock, drained by @relay_work in process context.
+	 */
+	struct sk_buff_head relay_q;	/* its own lock */
+	struct work_struct relay_work;
 
 	struct hrtimer tick;		/* beacons, ACK flush, timeouts */
 	struct hrtimer push_timer;	/* a deferred beacon; tx_lock to arm */
@@ -665,6 +685,7 @@ void op_rdm_sock_purge(struct op_net *on, struct op_sock *os);
 
 /* rx.c */
 void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce);
+void op_rcv_relayed(struct op_net *on, struct sk_buff *skb);
 void op_rx_observe(struct op_net *on, u64 ts);
 struct sk_buff *op_rx_take(struct op_net *on, struct op_pq *q, u64 b);
 void op_rx_msg(struct op_net *on, struct sk_buff *skb,
@@ -802,5 +823,15 @@ void op_netlink_exit(void);
 void op_nl_ev_link(struct op_net *on, bool up, bool has_commit, u64 commit);
 void op_nl_ev_unreach(struct op_net *on, u32 host);
 void op_nl_ev_fail_done(struct op_net *on, u32 epoch, u32 host);
+void op_nl_ev_relay(struct op_net *on, const struct sk_buff *pkt);
+
+/* relay.c */
+void op_relay_init(struct op_net *on);
+void op_relay_exit(struct op_net *on);
+void op_relay_forget(struct op_net *on, u32 host);
+void op_relay_out(struct op_net *on, const void *pkt, unsigned int len);
+void op_relay_hdr(struct op_net *on, const struct op_hdr *h);
+int op_relay_in(struct op_net *on, const void *pkt, unsigned int len,
+		struct netlink_ext_ack *extack);
 
 #endif /* _ONEPIPE_H */

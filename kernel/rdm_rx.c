@@ -65,10 +65,17 @@ static u32 op_rdm_edge(struct op_net *on, const struct op_rdm_rx *r)
  * first transmission, n for the n-th resend): a resent message is always
  * ACKed alone, so that its sender can tell the resend's ACK from the
  * original's, as TCP tells them apart by the timestamp echo.
+ *
+ * Controller forwarding (relay.c): the packet also goes to the
+ * controller when the one it answers came that way (@via), when @p's
+ * last DATA did (flagged OP_F_VIA_CTL: the sender keeps relaying), or
+ * when our own packets to @p need the controller: a broken path may be
+ * broken both ways.  Never to a failed peer: the controller would drop
+ * it, and a late copy must not reach its next incarnation.
  */
 static void op_rdm_ctl_range(struct op_net *on, struct sk_buff_head *ctl,
 			     struct op_peer *p, u8 type, u8 code, u32 lo,
-			     u32 hi, u8 copy)
+			     u32 hi, u8 copy, bool via)
 {
 	struct op_hdr h = {
 		.type = type,
@@ -93,13 +100,27 @@ static void op_rdm_ctl_range(struct op_net *on, struct sk_buff_head *ctl,
 			p->rrx.ce = false;
 		}
 	}
+	if (p->rrx.relay_in)
+		h.flags |= OP_F_VIA_CTL;
+	if (unlikely(via || p->rrx.relay_in || READ_ONCE(p->rtx.relay)) &&
+	    !p->failed)
+		op_relay_hdr(on, &h);
 	op_ctl_push(on, ctl, &h);
 }
 
 static void op_rdm_ctl(struct op_net *on, struct sk_buff_head *ctl,
 		       struct op_peer *p, u8 type, u32 seq, u8 code)
 {
-	op_rdm_ctl_range(on, ctl, p, type, code, seq, seq, 0);
+	op_rdm_ctl_range(on, ctl, p, type, code, seq, seq, 0, false);
+}
+
+/* The same, answering @h: through the controller if @h came that way. */
+static void op_rdm_answer(struct op_net *on, struct sk_buff_head *ctl,
+			  struct op_peer *p, const struct op_hdr *h, u8 type,
+			  u32 seq, u8 code)
+{
+	op_rdm_ctl_range(on, ctl, p, type, code, seq, seq, 0,
+			 h->flags & OP_F_RELAYED);
 }
 
 /*
@@ -116,7 +137,7 @@ static void op_rdm_ack_flush(struct op_net *on, struct op_peer *p,
 	if (r->prev_valid && r->prev_hi + 1 == r->ack_lo)
 		lo = r->prev_lo;
 	op_rdm_ctl_range(on, ctl, p, OP_PKT_ACK, OP_ACK_RECEIVED, lo,
-			 r->ack_hi, 0);
+			 r->ack_hi, 0, false);
 	r->prev_lo = r->ack_lo;
 	r->prev_hi = r->ack_hi;
 	r->prev_valid = true;
@@ -135,7 +156,7 @@ static void op_rdm_ack_copy(struct op_net *on, struct op_peer *p, u32 seq,
 	if (!list_empty(&p->rrx.ack_node))
 		op_rdm_ack_flush(on, p, ctl);
 	op_rdm_ctl_range(on, ctl, p, OP_PKT_ACK, OP_ACK_RECEIVED, seq, seq,
-			 copy);
+			 copy, false);
 }
 
 /*
@@ -461,6 +482,15 @@ static int op_rdm_refused(const struct op_rdm_rx *r, u32 seq)
 	return OP_NAK_NOPORT;	/* the code itself is forgotten */
 }
 
+/*
+ * Which way did @h, DATA, come from its sender: the network or the
+ * controller?  ACKs go back the same way (op_rdm_ctl_range()).
+ */
+static void op_rdm_rx_path(struct op_peer *p, const struct op_hdr *h)
+{
+	p->rrx.relay_in = h->flags & OP_F_RELAYED;
+}
+
 /**
  * op_rdm_rx_data() - a reliable DATA packet for this host arrived
  * @on: this host; rx_lock held
@@ -482,6 +512,7 @@ void op_rdm_rx_data(struct op_net *on, struct sk_buff *skb,
 		op_count(on, ONEPIPE_C_FAIL_DISCARDS);
 		goto drop;
 	}
+	op_rdm_rx_path(p, h);
 	r = &p->rrx;
 	code = op_rdm_refused(r, h->seq);
 	if (code) {
@@ -588,7 +619,7 @@ void op_rdm_rx_recall(struct op_net *on, const struct op_hdr *h,
 		op_count(on, ONEPIPE_C_RX_RECALLS);
 	}
 ack:
-	op_rdm_ctl(on, ctl, p, OP_PKT_ACK, h->seq, OP_ACK_RECALLED);
+	op_rdm_answer(on, ctl, p, h, OP_PKT_ACK, h->seq, OP_ACK_RECALLED);
 }
 
 /**
@@ -637,7 +668,7 @@ void op_rdm_rx_probe(struct op_net *on, const struct op_hdr *h,
 				op_rdm_settle_refused(on, p, seq,
 						      OP_NAK_NOPORT);
 	}
-	op_rdm_ctl(on, ctl, p, OP_PKT_ACK, r->nxt - 1, OP_ACK_WINDOW);
+	op_rdm_answer(on, ctl, p, h, OP_PKT_ACK, r->nxt - 1, OP_ACK_WINDOW);
 }
 
 /**
@@ -709,6 +740,7 @@ void op_rdm_rx_reset(struct op_net *on, struct op_peer *p)
 	r->ce = false;
 	r->last = 0;
 	r->prev_valid = false;
+	r->relay_in = false;
 }
 
 /**
@@ -760,8 +792,10 @@ void op_rdm_rx_flush(struct op_net *on)
 	}
 	list_for_each_entry_safe(rc, tmp, &on->recalls, node)
 		op_recall_free(on, rc);
-	xa_for_each(&on->peers, host, p)
+	xa_for_each(&on->peers, host, p) {
 		list_del_init(&p->rrx.ack_node);
+		p->rrx.relay_in = false;
+	}
 	memset(&on->cuplink, 0, sizeof(on->cuplink));
 	on->cup_reported = false;
 	memset(&on->cagg, 0, sizeof(on->cagg));

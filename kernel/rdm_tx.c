@@ -16,11 +16,14 @@
  * another message of its scattering may still fail and force a recall.
  *
  * Failure: a receiver that does not answer within the retry budget is
- * declared unreachable by op_rdm_peer_unreachable(), the one place a
- * controller will drive later.  Its unACKed messages fail, and the other
- * messages of their scatterings are recalled (receivers discard them and
- * say so) before the commit barrier may pass them: a scattering is
- * delivered to all of its receivers or to none.
+ * declared unreachable by op_rdm_peer_unreachable(); while a controller
+ * decides failures (net.onepipe.controlled) it is reported to it instead,
+ * and the packets for it go through the controller too (relay.c) until
+ * the controller declares it failed or the network carries them again.
+ * A receiver given up or failed has its unACKed messages fail, and the
+ * other messages of their scatterings are recalled (receivers discard
+ * them and say so) before the commit barrier may pass them: a scattering
+ * is delivered to all of its receivers or to none.
  *
  * Loss detection, as modern TCP does it (core/rack.c): a message is lost
  * when one sent sufficiently later to the same receiver was ACKed (RACK,
@@ -304,10 +307,14 @@ static void op_rdm_ctl_hdr(struct op_net *on, struct op_hdr *h, u8 type,
 	h->seq = cb->seq;
 }
 
-static void op_rdm_xmit_hdr(struct op_net *on, const struct op_hdr *h)
+/* Send a header-only packet to @p, through the controller too if relaying. */
+static void op_rdm_xmit_hdr(struct op_net *on, struct op_peer *p,
+			    const struct op_hdr *h)
 {
 	struct sk_buff *skb = op_pkt_alloc(on, 0, GFP_ATOMIC);
 
+	if (unlikely(p->rtx.relay) && !READ_ONCE(p->failed))
+		op_relay_hdr(on, h);
 	if (!skb) {
 		op_count(on, ONEPIPE_C_TX_ERRORS);
 		return;
@@ -321,7 +328,7 @@ static void op_rdm_send_recall(struct op_net *on, struct sk_buff *msg)
 	struct op_hdr h;
 
 	op_rdm_ctl_hdr(on, &h, OP_PKT_RECALL, OP_MSG_CB(msg));
-	op_rdm_xmit_hdr(on, &h);
+	op_rdm_xmit_hdr(on, OP_MSG_CB(msg)->peer, &h);
 }
 
 /*
@@ -668,10 +675,12 @@ static void op_rdm_finish(struct sk_buff_head *done, struct sk_buff_head *fail)
  * Every other newly ACKed message tells RACK when it left.  One
  * round-trip sample per ACK, from the first message it newly acks: that
  * one waited longest in the receiver's ACK range, so the estimate covers
- * that wait.
+ * that wait.  An ACK about data the controller carried (@timed false)
+ * times the controller's path, not the network's: it is no sample, and
+ * no word on reordering, but it answers, so the backoff ends.
  */
 static unsigned int op_rdm_mark_acked(struct op_net *on, struct op_rdm_tx *t,
-				      u32 lo, u32 hi, u16 copy)
+				      u32 lo, u32 hi, u16 copy, bool timed)
 {
 	struct sk_buff *skb = t->una;
 	u32 now_us = op_now_us();
@@ -687,7 +696,9 @@ static unsigned int op_rdm_mark_acked(struct op_net *on, struct op_rdm_tx *t,
 			break;
 		if ((s32)(cb->seq - lo) < 0 || cb->state != OP_RDM_SENT)
 			continue;
-		if (cb->retries && (lo != hi || copy != cb->retries)) {
+		if (!timed) {
+			t->backoff = 0;
+		} else if (cb->retries && (lo != hi || copy != cb->retries)) {
 			spurious = true;
 		} else {
 			if (!sampled)
@@ -818,9 +829,23 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 	    (s32)(h->seq + 1 - op_rdm_settled(t)) >= 0)
 		t->sync = false;
 	if (h->code == OP_ACK_RECEIVED) {
+		bool direct = !(h->flags & (OP_F_RELAYED | OP_F_VIA_CTL));
 		struct sk_buff *una = t->una;
 
-		n = op_rdm_mark_acked(on, t, h->seq, h->aux, h->frag_idx);
+		n = op_rdm_mark_acked(on, t, h->seq, h->aux, h->frag_idx,
+				      direct);
+		/*
+		 * New data the network carried, and its ACK came back the
+		 * same way, for messages sent since relaying began: the path
+		 * works both ways again, the controller may rest.  A window
+		 * or recall ACK proves nothing of it (a path may drop only
+		 * large packets).  On a path that loses most packets, one
+		 * lucky copy ends it too, and the retry budget starts it
+		 * again.
+		 */
+		if (unlikely(t->relay) && direct && n &&
+		    (s32)(h->aux - t->relay_seq) >= 0)
+			WRITE_ONCE(t->relay, false);
 		op_rdm_cc(on, t, n, h->flags & OP_F_ECE, h->aux);
 		if (n) {
 			u64 now = ktime_get_ns();
@@ -918,6 +943,7 @@ static void op_rdm_unreachable_locked(struct op_net *on, struct op_peer *p,
 	t->rttvar_us = 0;
 	t->min_rtt_us = 0;
 	t->report_due = false;
+	WRITE_ONCE(t->relay, false);
 	op_rack_reset(&t->rack);
 	op_rdm_disarm(t);
 }
@@ -999,6 +1025,7 @@ static void op_rdm_tx_restart(struct op_net *on, struct op_peer *p)
 	t->cc_marked = 0;
 	t->cc_end = 0;
 	t->report_due = false;
+	WRITE_ONCE(t->relay, false);
 	op_rack_reset(&t->rack);
 	op_rdm_disarm(t);
 }
@@ -1097,9 +1124,9 @@ out:
 /*
  * A message (or recall) to @t's peer is out of retries.  Without a
  * controller the peer is given up (true).  With one, that is the
- * controller's decision: tell it once (the tick sends the event), and
- * keep resending at the longest interval until it decides or the peer
- * answers.
+ * controller's decision: tell it (the tick sends the event), keep
+ * resending at the longest interval until it decides or the peer answers,
+ * and relay every packet for the peer through it meanwhile (relay.c).
  */
 static bool op_rdm_out_of_retries(struct op_net *on, struct op_rdm_tx *t)
 {
@@ -1114,6 +1141,14 @@ static bool op_rdm_out_of_retries(struct op_net *on, struct op_rdm_tx *t)
 	 */
 	t->report_due = true;
 	on->rdm_report = true;
+	/*
+	 * The controller may still reach it where the network does not:
+	 * from this resend on, every packet for it goes both ways.
+	 */
+	if (!t->relay) {
+		t->relay_seq = t->next;
+		WRITE_ONCE(t->relay, true);
+	}
 	return false;
 }
 
@@ -1300,7 +1335,7 @@ static void op_rdm_probe(struct op_net *on, u64 now)
 		if (READ_ONCE(p->failed))
 			continue;
 		t->probe_at = now + op_rdm_rto(on, t);
-		op_rdm_xmit_hdr(on, &h);
+		op_rdm_xmit_hdr(on, p, &h);
 		op_count(on, ONEPIPE_C_WINDOW_PROBES);
 	}
 }
@@ -1359,6 +1394,8 @@ void op_rdm_fail_all(struct op_net *on, int code)
 	struct op_rdm_tx *t, *tmp;
 	struct op_scat *sc, *stmp;
 	struct sk_buff *skb;
+	struct op_peer *p;
+	unsigned long host;
 
 	__skb_queue_head_init(&fail);
 	__skb_queue_head_init(&done);
@@ -1379,6 +1416,9 @@ void op_rdm_fail_all(struct op_net *on, int code)
 		list_del_init(&t->active);
 	}
 	on->rdm_unacked = 0;
+	/* The next transport starts with the network's word, not ours. */
+	xa_for_each(&on->peers, host, p)
+		WRITE_ONCE(p->rtx.relay, false);
 	spin_unlock_bh(&on->tx_lock);
 	while ((skb = __skb_dequeue(&fail)))
 		op_sock_fail(skb->sk, skb, code);

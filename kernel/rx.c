@@ -398,15 +398,13 @@ static void op_rx_data(struct op_net *on, struct sk_buff *skb,
 		op_rx_frag(on, skb, h, ctl);
 }
 
-/**
- * op_rcv() - a packet arrived on this host's uplink
- * @on: this host
- * @skb: the packet, data at the 1Pipe header; consumed
- * @ce: the network marked it Congestion Experienced (ECN)
- *
- * Context: softirq (the transport's receive path), RCU read lock held.
+/*
+ * A packet to take in, from the uplink or the controller: @local are
+ * header flags that never come from the wire (OP_F_RELAYED) or that the
+ * path imposes (a relayed packet's barriers were aggregated by no switch).
  */
-void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
+static void __op_rcv(struct op_net *on, struct sk_buff *skb, bool ce,
+		     u8 local)
 {
 	struct sk_buff_head ctl;
 	struct op_hdr h;
@@ -420,6 +418,7 @@ void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
 		return;
 	}
 	op_count(on, ONEPIPE_C_RX_PKTS);
+	h.flags |= local;
 	__skb_queue_head_init(&ctl);
 
 	mine = h.type != OP_PKT_BEACON &&
@@ -484,6 +483,35 @@ void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
 	}
 	consume_skb(skb);
 	op_tx_ctl(on, &ctl);
+}
+
+/**
+ * op_rcv() - a packet arrived on this host's uplink
+ * @on: this host
+ * @skb: the packet, data at the 1Pipe header; consumed
+ * @ce: the network marked it Congestion Experienced (ECN)
+ *
+ * Context: softirq (the transport's receive path), RCU read lock held.
+ */
+void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
+{
+	__op_rcv(on, skb, ce, 0);
+}
+
+/**
+ * op_rcv_relayed() - the controller delivered a packet (relay.c)
+ * @on: this host
+ * @skb: the packet, data at the 1Pipe header; consumed
+ *
+ * Its barrier and commit fields are its sender's, which no switch
+ * aggregated: taken for the uplink's they could pass messages still on
+ * their way, so they are ignored.
+ * Context: BHs off, RCU read lock held, as op_rcv().
+ */
+void op_rcv_relayed(struct op_net *on, struct sk_buff *skb)
+{
+	__op_rcv(on, skb, false, OP_F_RELAYED | OP_F_NOBARRIER |
+		 OP_F_NOCOMMIT);
 }
 
 /*

@@ -134,7 +134,8 @@ static void op_tx_carried(struct op_net *on)
  *
  * The packets carry the last barrier sent: for a first transmission
  * that is the scattering's own stamp, since its later messages have the
- * same one.
+ * same one.  While the controller relays for a reliable message's peer,
+ * it gets a copy of each packet (relay.c).
  */
 void op_xmit_copy(struct op_net *on, struct sk_buff *msg,
 		  struct sk_buff_head *wire, u8 copy)
@@ -154,11 +155,16 @@ void op_xmit_copy(struct op_net *on, struct sk_buff *msg,
 		.aux = msg->len,
 		.frag_cnt = cb->nfrags,
 	};
+	/* A reliable receiver the network lost: the controller carries it. */
+	bool relay = (cb->flags & OP_F_RELIABLE) && cb->peer &&
+		     unlikely(cb->peer->rtx.relay);
 
 	for (h.frag_idx = 0; h.frag_idx < h.frag_cnt; h.frag_idx++) {
 		struct sk_buff *pkt = __skb_dequeue(wire);
 
 		op_hdr_encode(&h, pkt->data);
+		if (relay)
+			op_relay_out(on, pkt->data, pkt->len);
 		op_xmit(on, pkt);
 	}
 }

@@ -61,8 +61,18 @@ enum op_pkt_type {
 #define OP_F_RELIABLE	0x04	/* reliable service (SOCK_RDM) and its seq space */
 #define OP_F_NOCOMMIT	0x08	/* no commit barrier yet: ignore the field */
 #define OP_F_ECE	0x10	/* ACK: some acknowledged packet was CE-marked */
+/*
+ * Reliable ACK/NAK: the packet it answers reached the receiver through the
+ * failure controller, not the network (controller forwarding, relay.c).
+ */
+#define OP_F_VIA_CTL	0x20
 #define OP_F_KNOWN	(OP_F_UNORDERED | OP_F_NOBARRIER | OP_F_RELIABLE | \
-			 OP_F_NOCOMMIT | OP_F_ECE)
+			 OP_F_NOCOMMIT | OP_F_ECE | OP_F_VIA_CTL)
+/*
+ * Never on the wire (op_hdr_decode() refuses it): set on a decoded header
+ * when the packet came through the controller.
+ */
+#define OP_F_RELAYED	0x80
 
 /* NAK codes, mirrored in enum onepipe_ee_code of the uapi header. */
 enum op_nak_code {

@@ -46,6 +46,9 @@ static const char *const counter_names[] = {
 	[ONEPIPE_C_FAIL_DISCARDS]	= "fail_discards",
 	[ONEPIPE_C_FAIL_NOTIFIES]	= "fail_notifies",
 	[ONEPIPE_C_CTL_EVENTS]		= "ctl_events",
+	[ONEPIPE_C_RELAY_OUT]		= "relay_out",
+	[ONEPIPE_C_RELAY_IN]		= "relay_in",
+	[ONEPIPE_C_RELAY_DROPS]		= "relay_drops",
 };
 
 /* A counter added to the uapi must get a name here too. */

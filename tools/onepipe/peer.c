@@ -2,7 +2,8 @@
 /*
  * onepipe peer show: the reliable service's state towards and from each
  * peer host (ONEPIPE_CMD_PEER_GET dump): windows, congestion control,
- * round-trip estimate and the receiving side's progress.
+ * round-trip estimate, whether its packets also go through the controller,
+ * and the receiving side's progress.
  */
 #include <stdio.h>
 
@@ -27,6 +28,7 @@ const struct op_attr_spec op_peer_attrs[ONEPIPE_P_MAX + 1] = {
 	PEER(RX_NXT),
 	PEER(RX_HELD),
 	PEER(RX_ADV),
+	PEER(RELAY),
 };
 
 /* ONEPIPE_P_ALPHA is DCTCP's marked fraction in units of 1/1024. */
@@ -103,6 +105,16 @@ static void print_tx(struct op_out *o, const struct nlattr **tb)
 			 get(tb, ONEPIPE_P_ALPHA), OP_ALPHA_ONE, 3);
 	print_rtt(o, tb, &tx);
 	print_u32(o, tb, ONEPIPE_P_BACKOFF, "backoff", "backoff", &tx);
+	/*
+	 * Its packets go through the controller too (controller
+	 * forwarding).  JSON always says, as the u32 it is like every
+	 * peer attribute; text only while it does: the exception worth a
+	 * glance, not a "relay no" on every peer.
+	 */
+	if (tb[ONEPIPE_P_RELAY] && out_json(o))
+		out_uint(o, "relay", NULL, get(tb, ONEPIPE_P_RELAY));
+	else if (tb[ONEPIPE_P_RELAY] && get(tb, ONEPIPE_P_RELAY))
+		out_yesno(o, "relay", half_label(&tx, "relay"), true);
 }
 
 static void print_rx(struct op_out *o, const struct nlattr **tb)

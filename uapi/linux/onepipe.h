@@ -179,6 +179,11 @@ struct onepipe_recverr {
  * (ONEPIPE_CMD_EV_*); onepipe-agent listens to it.
  */
 #define ONEPIPE_GENL_MCGRP_CTL	"ctl"
+/*
+ * Largest packet the controller relays (ONEPIPE_A_PACKET): a jumbo
+ * frame's worth; larger packets (a transport MTU above it) are not relayed.
+ */
+#define ONEPIPE_RELAY_MAX	9216
 
 enum onepipe_cmd {
 	ONEPIPE_CMD_UNSPEC,
@@ -234,6 +239,23 @@ enum onepipe_cmd {
 	 * stamped from its failure timestamp until then stays discarded.
 	 */
 	ONEPIPE_CMD_REJOIN,
+	/*
+	 * Controller forwarding (SOCK_RDM, while controlled).  A sender
+	 * that gets no ACK from a peer within the retry budget, and
+	 * reports it (ONEPIPE_CMD_EV_UNREACH), also hands every reliable
+	 * packet for that peer to the controller, as event EV_RELAY
+	 * (ONEPIPE_A_PEER_HOST the destination, ONEPIPE_A_PACKET the
+	 * packet from its 1Pipe header on), besides sending it on the
+	 * network, until an ACK that came over the network says the
+	 * network carried the data too.  A receiver hands back the ACKs of
+	 * what reached it that way.  The controller delivers them to the
+	 * destination with ONEPIPE_CMD_RELAY {ONEPIPE_A_PACKET}
+	 * (CAP_NET_ADMIN): it is received as if from the network, except
+	 * that its barrier and commit fields, which no switch aggregated,
+	 * are ignored.
+	 */
+	ONEPIPE_CMD_EV_RELAY,
+	ONEPIPE_CMD_RELAY,
 	__ONEPIPE_CMD_MAX,
 };
 
@@ -289,6 +311,7 @@ enum onepipe_attr {
 	ONEPIPE_A_PEER_HOST,		/* u32: the peer an event is about */
 	ONEPIPE_A_CONTROLLED,		/* u32: net.onepipe.controlled (HOST_GET) */
 	ONEPIPE_A_FAIL_PENDING,		/* u32: 1 while its recalls run (dump) */
+	ONEPIPE_A_PACKET,		/* binary: a relayed 1Pipe packet */
 	__ONEPIPE_A_MAX,
 };
 
@@ -332,6 +355,9 @@ enum onepipe_counter {
 	ONEPIPE_C_FAIL_DISCARDS,	/* reliable msgs of failed hosts dropped */
 	ONEPIPE_C_FAIL_NOTIFIES,	/* process-failure notifications queued */
 	ONEPIPE_C_CTL_EVENTS,		/* events multicast to the controller */
+	ONEPIPE_C_RELAY_OUT,		/* packets handed to the controller */
+	ONEPIPE_C_RELAY_IN,		/* packets the controller delivered */
+	ONEPIPE_C_RELAY_DROPS,		/* copies for it dropped (queue, size) */
 	__ONEPIPE_C_MAX,
 };
 
@@ -391,6 +417,7 @@ enum onepipe_peer_attr {
 	ONEPIPE_P_RX_NXT,		/* every message below arrived */
 	ONEPIPE_P_RX_HELD,		/* held here, charged to its window */
 	ONEPIPE_P_RX_ADV,		/* window edge last advertised to it */
+	ONEPIPE_P_RELAY,		/* 1: packets to it go via the controller */
 	__ONEPIPE_P_MAX,
 };
 

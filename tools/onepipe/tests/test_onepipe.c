@@ -690,7 +690,8 @@ static void test_host_full(void)
 	nest = mnl_attr_nest_start(nlh, ONEPIPE_A_COUNTERS);
 	for (id = 1; id <= ONEPIPE_C_MAX; id++)
 		mnl_attr_put_u64(nlh, id, id * 10);
-	mnl_attr_put_u64(nlh, 40, 7);	/* from a newer kernel */
+	/* from a newer kernel: the first number without a name */
+	mnl_attr_put_u64(nlh, ONEPIPE_C_MAX + 1, 7);
 	mnl_attr_nest_end(nlh, nest);
 	mnl_attr_put_u32(nlh, 60, 1);	/* unknown attribute: ignored */
 
@@ -708,7 +709,7 @@ static void test_host_full(void)
 	       "    rx_recalls 220 window_stalls 230 window_probes 240 ecn_marks 250\n"
 	       "    cwnd_cuts 260 rx_rdm_msgs 270 commit_lag_ns 280 tx_aborted 290\n"
 	       "    rx_overwindow 300 failures 310 fail_discards 320 fail_notifies 330\n"
-	       "    ctl_events 340 counter_40 7\n",
+	       "    ctl_events 340 relay_out 350 relay_in 360 relay_drops 370 counter_38 7\n",
 	       "host show: text, every attribute");
 	ok(max_line(s) <= OUT_TEXT_WIDTH, "host show: text fits in %d columns",
 	   OUT_TEXT_WIDTH);
@@ -735,7 +736,8 @@ static void test_host_full(void)
 	       "\"commit_lag_ns\":280,\"tx_aborted\":290,"
 	       "\"rx_overwindow\":300,\"failures\":310,"
 	       "\"fail_discards\":320,\"fail_notifies\":330,"
-	       "\"ctl_events\":340,\"counter_40\":7}}\n",
+	       "\"ctl_events\":340,\"relay_out\":350,\"relay_in\":360,"
+	       "\"relay_drops\":370,\"counter_38\":7}}\n",
 	       "host show: JSON, every attribute");
 	free(s);
 }
@@ -918,6 +920,10 @@ static void test_counter_names(void)
 	       "counter name is the enum name in lower case");
 	is_str(op_counter_name(ONEPIPE_C_COMMIT_LAG_NS), "commit_lag_ns",
 	       "reliable-service counters are named too");
+	ok(!strcmp(op_counter_name(ONEPIPE_C_RELAY_OUT), "relay_out") &&
+	   !strcmp(op_counter_name(ONEPIPE_C_RELAY_IN), "relay_in") &&
+	   !strcmp(op_counter_name(ONEPIPE_C_RELAY_DROPS), "relay_drops"),
+	   "controller forwarding's counters: relay_out, relay_in, relay_drops");
 	ok(!op_counter_name(ONEPIPE_C_MAX + 1), "no name past ONEPIPE_C_MAX");
 }
 
@@ -1324,7 +1330,7 @@ static void test_peer(void)
 		[ONEPIPE_P_ALPHA] = 1024, [ONEPIPE_P_SRTT_US] = 1234567,
 		[ONEPIPE_P_RTTVAR_US] = 4294967295U, [ONEPIPE_P_BACKOFF] = 6,
 		[ONEPIPE_P_RX_NXT] = 4294967295U, [ONEPIPE_P_RX_HELD] = 1024,
-		[ONEPIPE_P_RX_ADV] = 1023,
+		[ONEPIPE_P_RX_ADV] = 1023, [ONEPIPE_P_RELAY] = 1,
 	} };
 	struct nlmsghdr *msgs[2];
 	const struct nlattr *top[ONEPIPE_A_MAX + 1];
@@ -1341,8 +1347,8 @@ static void test_peer(void)
 	       "    alpha 0.062 srtt 412us rttvar 80us backoff 0 rx nxt 98 held 2 adv 354\n"
 	       "peer 4294967294 tx next 4294967290 edge 6 window 12 inflight 1024 reserved 1000\n"
 	       "    queued 4294967295 cwnd 1 alpha 1.000 srtt 1234567us rttvar 4294967295us\n"
-	       "    backoff 6 rx nxt 4294967295 held 1024 adv 1023\n",
-	       "peer show: text, wrapped with 4 spaces");
+	       "    backoff 6 relay yes rx nxt 4294967295 held 1024 adv 1023\n",
+	       "peer show: text, wrapped with 4 spaces, relay only while on");
 	ok(max_line(s) <= OUT_TEXT_WIDTH, "peer show: text fits in %d columns",
 	   OUT_TEXT_WIDTH);
 	free(s);
@@ -1351,14 +1357,15 @@ static void test_peer(void)
 	       "[{\"host\":3,\"tx_next\":120,\"tx_edge\":376,\"window\":256,"
 	       "\"tx_inflight\":4,\"tx_reserved\":0,\"tx_queued\":9,"
 	       "\"cwnd\":256,\"alpha\":0.0625,\"srtt_us\":412,"
-	       "\"rttvar_us\":80,\"backoff\":0,\"rx_nxt\":98,\"rx_held\":2,"
-	       "\"rx_adv\":354},"
+	       "\"rttvar_us\":80,\"backoff\":0,\"relay\":0,\"rx_nxt\":98,"
+	       "\"rx_held\":2,\"rx_adv\":354},"
 	       "{\"host\":4294967294,\"tx_next\":4294967290,\"tx_edge\":6,"
 	       "\"window\":12,\"tx_inflight\":1024,\"tx_reserved\":1000,"
 	       "\"tx_queued\":4294967295,\"cwnd\":1,\"alpha\":1,"
 	       "\"srtt_us\":1234567,\"rttvar_us\":4294967295,\"backoff\":6,"
-	       "\"rx_nxt\":4294967295,\"rx_held\":1024,\"rx_adv\":1023}]\n",
-	       "peer show: JSON array, alpha as a number");
+	       "\"relay\":1,\"rx_nxt\":4294967295,\"rx_held\":1024,"
+	       "\"rx_adv\":1023}]\n",
+	       "peer show: JSON array, alpha as a number, relay always");
 	free(s);
 	s = render_peers(msgs, 0, true);
 	is_str(s, "[]\n", "peer show: no peers is [] in JSON");
@@ -1390,7 +1397,7 @@ static void test_peer_values(void)
 	       "[{\"host\":3,\"tx_next\":10,\"tx_edge\":5,\"window\":-5,"
 	       "\"tx_inflight\":4,\"tx_reserved\":0,\"tx_queued\":9,"
 	       "\"cwnd\":256,\"alpha\":0.0009765625,\"backoff\":0,"
-	       "\"rx_nxt\":98,\"rx_held\":2,\"rx_adv\":354}]\n",
+	       "\"relay\":0,\"rx_nxt\":98,\"rx_held\":2,\"rx_adv\":354}]\n",
 	       "peer show: JSON, exact alpha, no srtt_us/rttvar_us");
 	free(s);
 }
@@ -1443,8 +1450,8 @@ static void test_peer_missing(void)
 			 1U << ONEPIPE_P_RX_NXT | 1U << ONEPIPE_P_RTTVAR_US),
 		/* The receiving half only. */
 		peer_msg(b1, &peer_example,
-			 ((1U << (ONEPIPE_P_BACKOFF + 1)) - 1) &
-			 ~(1U << ONEPIPE_P_HOST)),
+			 (((1U << (ONEPIPE_P_BACKOFF + 1)) - 1) &
+			  ~(1U << ONEPIPE_P_HOST)) | 1U << ONEPIPE_P_RELAY),
 	};
 	char *s;
 
@@ -1459,7 +1466,8 @@ static void test_peer_missing(void)
 	is_str(s,
 	       "[{\"tx_edge\":376,\"tx_inflight\":4,\"tx_reserved\":0,"
 	       "\"tx_queued\":9,\"cwnd\":256,\"alpha\":0.0625,"
-	       "\"srtt_us\":412,\"backoff\":0,\"rx_held\":2,\"rx_adv\":354},"
+	       "\"srtt_us\":412,\"backoff\":0,\"relay\":0,\"rx_held\":2,"
+	       "\"rx_adv\":354},"
 	       "{\"host\":3,\"rx_nxt\":98,\"rx_held\":2,\"rx_adv\":354}]\n",
 	       "peer show: missing attributes left out, JSON");
 	free(s);
