@@ -10,6 +10,13 @@
  * UNREACH, EV_FAIL_DONE as DONE), and forwards the controller's FAIL
  * decisions to the module (ONEPIPE_CMD_FAIL).
  *
+ * Controller forwarding: the module hands the packets for a peer it gets
+ * no ACK from to the agent (event EV_RELAY), which sends them to the
+ * daemon as RELAY; the daemon passes each on to the destination host's
+ * agent, which gives it to its module (ONEPIPE_CMD_RELAY).  Relays are
+ * packets, not reports: sent only while connected, never kept (the
+ * module resends), and every loss is counted and logged rate-limited.
+ *
  * The agent holds no decision of its own, but it must not lose one of the
  * host's reports: while onepiped is away (restart, standby taking over)
  * it keeps the uplink's last state and the DONE/UNREACH reports not sent
@@ -55,16 +62,56 @@
 #define AGENT_PENDING_MAX	64
 /* HOST_GET of a verbs host with many peers is about 64K. */
 #define AGENT_NL_RXBUF		131072
+/* ONEPIPE_CMD_RELAY: the packet and room for the headers. */
+#define AGENT_RELAY_NLBUF	(CTL_RELAY_MAX + 256)
 /*
- * Events are rare (a link change, a failure), but a burst of EV_FAIL_DONE
- * after a large decision must not overflow the multicast socket.
+ * Most events are rare (a link change, a failure), but EV_RELAY comes
+ * once per packet for a peer that is cut off, up to ONEPIPE_RELAY_MAX
+ * bytes each, and in bursts (a window of data, its resends): room for
+ * about a thousand of them.  An overflow anyway (ENOBUFS) is counted and
+ * survived: the lost relays are resent by the module, and the state
+ * that other lost events carried is re-read (resync()).
  */
-#define AGENT_EV_RCVBUF		(4 << 20)
+#define AGENT_EV_RCVBUF		(16 << 20)
+/* The daemon socket's send buffer: a burst of relays at once. */
+#define AGENT_SNDBUF		(1 << 20)
+/* Rate-limited log lines: at most one of a kind per this many ns. */
+#define AGENT_LOG_INTERVAL_NS	1000000000ULL
 
 enum link_state {
 	AGENT_LINK_UNKNOWN,	/* no event yet: nothing to report */
 	AGENT_LINK_UP,
 	AGENT_LINK_DOWN,
+};
+
+/**
+ * struct agent_ratelimit - one kind of rate-limited log line
+ * @last: when one was last logged (CLOCK_MONOTONIC ns), 0: never
+ * @suppressed: lines left out since
+ */
+struct agent_ratelimit {
+	uint64_t last;
+	unsigned long suppressed;
+};
+
+/**
+ * struct agent_relay_stats - controller forwarding, counted
+ * @out: EV_RELAYs sent to the daemon as RELAY
+ * @in: RELAYs from the daemon handed to the module
+ * @dropped_out: EV_RELAYs not sent: not connected, the socket full,
+ *	malformed (no destination, bad length, header and destination
+ *	disagree)
+ * @dropped_in: RELAYs from the daemon not for this host
+ * @refused: ONEPIPE_CMD_RELAY refused by the module (or not sent)
+ * @ev_overruns: the event socket overflowed (ENOBUFS): events lost
+ */
+struct agent_relay_stats {
+	unsigned long out;
+	unsigned long in;
+	unsigned long dropped_out;
+	unsigned long dropped_in;
+	unsigned long refused;
+	unsigned long ev_overruns;
 };
 
 /* What a netlink request in flight was, to act on its answer. */
@@ -95,6 +142,14 @@ struct agent {
 	unsigned int npending;
 	/* HOST_GET answered after an overflow re-reads the link too */
 	bool resync;
+	/* the event socket overflowed: resync() once it is drained */
+	bool ev_lost;
+	/* ONEPIPE_CMD_RELAY requests: a packet and the headers */
+	char *relay_nlbuf;
+	/* a RELAY for the daemon; a message from it (RELAYs too) */
+	char *dgram;
+	struct agent_relay_stats rs;
+	struct agent_ratelimit rl_out, rl_in, rl_refused, rl_overrun;
 
 	uint32_t host_id;	/* 0 until HOST_GET has answered with one */
 	bool host_get_sent;	/* a HOST_GET is in flight */
@@ -142,6 +197,32 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ULL + t.tv_nsec;
 }
 
+/*
+ * Relays come once per packet: their troubles are logged at most once
+ * per AGENT_LOG_INTERVAL_NS per kind, with the count left out since.
+ */
+static void __attribute__((format(printf, 2, 3)))
+logmsg_rl(struct agent_ratelimit *rl, const char *fmt, ...)
+{
+	uint64_t now = now_ns();
+	char text[512];
+	va_list ap;
+
+	if (rl->last && now - rl->last < AGENT_LOG_INTERVAL_NS) {
+		rl->suppressed++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (rl->suppressed)
+		logmsg("%s (and %lu more like it)", text, rl->suppressed);
+	else
+		logmsg("%s", text);
+	rl->last = now;
+	rl->suppressed = 0;
+}
+
 /* Netlink plumbing --------------------------------------------------------- */
 
 /*
@@ -159,6 +240,7 @@ static const uint16_t attr_len[ONEPIPE_A_MAX + 1] = {
 	[ONEPIPE_A_PEER_HOST] = 4,
 	[ONEPIPE_A_FAIL_PENDING] = 4,
 	[ONEPIPE_A_LINK] = 0xffff,	/* a nest: any length */
+	[ONEPIPE_A_PACKET] = 0xffff,	/* checked by ev_relay() */
 };
 
 static int attr_cb(const struct nlattr *attr, void *data)
@@ -353,9 +435,11 @@ static int nl_open(struct agent *a)
 	int one = 1, size = AGENT_EV_RCVBUF, fd;
 
 	a->rxbuf = malloc(AGENT_NL_RXBUF);
+	a->relay_nlbuf = malloc(AGENT_RELAY_NLBUF);
+	a->dgram = malloc(CTL_DGRAM_MAX);
 	a->req = mnl_socket_open(NETLINK_GENERIC);
 	a->ev = mnl_socket_open(NETLINK_GENERIC);
-	if (!a->rxbuf || !a->req || !a->ev) {
+	if (!a->rxbuf || !a->relay_nlbuf || !a->dgram || !a->req || !a->ev) {
 		logmsg("cannot open netlink sockets: %s", strerror(errno));
 		return -1;
 	}
@@ -600,7 +684,7 @@ static void daemon_disconnect(struct agent *a, const char *why)
 static int daemon_socket(const char *path)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd, err;
+	int fd, err, size = AGENT_SNDBUF;
 
 	if (strlen(path) >= sizeof(sun.sun_path))
 		return -ENAMETOOLONG;
@@ -608,6 +692,9 @@ static int daemon_socket(const char *path)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
+	/* Relays (up to CTL_DGRAM_MAX each) go out in bursts. */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		err = -errno;
 		close(fd);
@@ -710,10 +797,53 @@ static void nl_rejoin(struct agent *a, const struct ctl_msg *m)
 		       m->host, strerror(-err));
 }
 
-/* One message from onepiped. */
-static void daemon_msg(struct agent *a, const struct ctl_msg *m)
+/**
+ * nl_relay() - a RELAY from the daemon: the packet to the module
+ * @a: the agent
+ * @m: the message (ctl_msg_check() passed), the packet after it
+ * @len: the datagram's length
+ *
+ * The module takes it as if from the network (ONEPIPE_CMD_RELAY); a
+ * refusal comes back as the request's error (req_error()).
+ */
+static void nl_relay(struct agent *a, const struct ctl_msg *m, size_t len)
+{
+	const uint8_t *pkt = (const uint8_t *)(m + 1);
+	size_t plen = len - CTL_MSG_LEN;
+	struct agent_req r = { .host = m->host };
+	struct nlmsghdr *nlh;
+	int err;
+
+	if (!a->host_id || m->host != a->host_id ||
+	    ctl_pkt_host(pkt, CTL_RELAY_DST_OFF) != a->host_id) {
+		a->rs.dropped_in++;
+		logmsg_rl(&a->rl_in, "RELAY for host %u (packet for %u) from %s, but this is host %u: dropped (%lu so far)",
+			  m->host, ctl_pkt_host(pkt, CTL_RELAY_DST_OFF),
+			  m->node, a->host_id, a->rs.dropped_in);
+		return;
+	}
+	nlh = put_request(a, a->relay_nlbuf, a->family, ONEPIPE_CMD_RELAY,
+			  NLM_F_ACK);
+	mnl_attr_put(nlh, ONEPIPE_A_PACKET, plen, pkt);
+	/* Before sending: a refusal may be read within req_send(). */
+	a->rs.in++;
+	err = req_send(a, nlh, &r);
+	if (err) {
+		a->rs.in--;
+		a->rs.refused++;
+		logmsg_rl(&a->rl_refused, "RELAY from host %u: cannot send it to the module: %s (%lu so far)",
+			  ctl_pkt_host(pkt, CTL_RELAY_SRC_OFF), strerror(-err),
+			  a->rs.refused);
+	}
+}
+
+/* One message from onepiped (@len bytes: RELAYs are longer). */
+static void daemon_msg(struct agent *a, const struct ctl_msg *m, size_t len)
 {
 	switch (m->type) {
+	case CTL_RELAY:
+		nl_relay(a, m, len);
+		break;
 	case CTL_FAIL:
 		logmsg("FAIL epoch %u host %u ts %" PRIu64, m->epoch, m->host,
 		       m->ts);
@@ -741,12 +871,13 @@ static void daemon_msg(struct agent *a, const struct ctl_msg *m)
 
 static void daemon_read(struct agent *a)
 {
-	struct ctl_msg m;
+	struct ctl_msg *m = (struct ctl_msg *)a->dgram;
 	ssize_t n;
 
 	while (a->dfd >= 0) {
 		/* MSG_TRUNC: the packet's real length, to reject oversize. */
-		n = recv(a->dfd, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
+		n = recv(a->dfd, a->dgram, CTL_DGRAM_MAX,
+			 MSG_DONTWAIT | MSG_TRUNC);
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n < 0 && errno == EINTR)
@@ -755,13 +886,16 @@ static void daemon_read(struct agent *a)
 			daemon_disconnect(a, n ? strerror(errno) : "closed");
 			return;
 		}
-		if (ctl_msg_check(&m, n)) {
+		/* ctl_msg_check() refuses it, but reads the struct */
+		if (n < (ssize_t)CTL_MSG_LEN)
+			memset(a->dgram + n, 0, CTL_MSG_LEN - (size_t)n);
+		if (ctl_msg_check(m, n)) {
 			a->bad_msgs++;
 			logmsg("malformed message from onepiped (%zd bytes); dropped (%lu so far)",
 			       n, a->bad_msgs);
 			continue;
 		}
-		daemon_msg(a, &m);
+		daemon_msg(a, m, (size_t)n);
 	}
 }
 
@@ -812,6 +946,75 @@ static void done_report(struct agent *a, uint32_t epoch, uint32_t host)
 	report(a, &m);
 }
 
+/* An EV_RELAY not sent: counted, logged rate-limited. */
+static void relay_out_drop(struct agent *a, uint32_t dst, const char *why)
+{
+	a->rs.dropped_out++;
+	logmsg_rl(&a->rl_out, "relay to host %u dropped: %s (%lu so far; the module resends)",
+		  dst, why, a->rs.dropped_out);
+}
+
+/**
+ * ev_relay() - EV_RELAY: a packet for a peer, to go through the controller
+ * @a: the agent
+ * @tb: the event's attributes
+ *
+ * Sent as RELAY {node, host = destination} followed by the packet, only
+ * while connected and after HELLO went out (the outbox is empty), and
+ * never kept: the module resends until the peer ACKs, so a relay that
+ * waited for a reconnection would only arrive late and twice.
+ */
+static void ev_relay(struct agent *a, const struct nlattr **tb)
+{
+	const struct nlattr *pa = tb[ONEPIPE_A_PACKET];
+	struct ctl_msg *m = (struct ctl_msg *)a->dgram;
+	uint32_t dst = get_u32(tb, ONEPIPE_A_PEER_HOST);
+	const uint8_t *pkt;
+	size_t plen;
+	ssize_t n;
+
+	if (!tb[ONEPIPE_A_PEER_HOST] || !pa) {
+		relay_out_drop(a, dst, "EV_RELAY without peer or packet");
+		return;
+	}
+	plen = mnl_attr_get_payload_len(pa);
+	pkt = mnl_attr_get_payload(pa);
+	if (plen < CTL_RELAY_MIN || plen > CTL_RELAY_MAX) {
+		relay_out_drop(a, dst, "packet length out of range");
+		return;
+	}
+	if (a->dfd < 0 || a->ocount) {
+		relay_out_drop(a, dst, a->dfd < 0 ? "onepiped not connected" :
+			       "onepiped not reading");
+		return;
+	}
+	/*
+	 * The daemon counts a header that contradicts the message as bad
+	 * (and cuts a connection after a few), and drops another source
+	 * host as forged: neither is worth sending.
+	 */
+	if (ctl_pkt_host(pkt, CTL_RELAY_DST_OFF) != dst ||
+	    ctl_pkt_host(pkt, CTL_RELAY_SRC_OFF) != a->host_id) {
+		relay_out_drop(a, dst, "packet header and event disagree");
+		return;
+	}
+	ctl_msg_init(m, CTL_RELAY, a->node);
+	m->host = dst;
+	memcpy(m + 1, pkt, plen);
+	n = send(a->dfd, m, CTL_MSG_LEN + plen, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n == (ssize_t)(CTL_MSG_LEN + plen)) {
+		a->rs.out++;
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		      errno == EINTR)) {
+		relay_out_drop(a, dst, "socket to onepiped full");
+		return;
+	}
+	relay_out_drop(a, dst, n < 0 ? strerror(errno) : "short send");
+	daemon_disconnect(a, n < 0 ? strerror(errno) : "short send");
+}
+
 static void ev_msg(struct agent *a, const struct nlmsghdr *nlh)
 {
 	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
@@ -853,6 +1056,9 @@ static void ev_msg(struct agent *a, const struct nlmsghdr *nlh)
 		done_report(a, get_u32(tb, ONEPIPE_A_EPOCH),
 			    get_u32(tb, ONEPIPE_A_FAIL_HOST));
 		break;
+	case ONEPIPE_CMD_EV_RELAY:
+		ev_relay(a, tb);
+		break;
 	default:
 		dbg(a, "event %u ignored", g->cmd);
 		break;
@@ -872,7 +1078,8 @@ static void ev_msg(struct agent *a, const struct nlmsghdr *nlh)
  */
 static void resync(struct agent *a)
 {
-	logmsg("netlink events lost (socket overflow); re-reading state");
+	logmsg_rl(&a->rl_overrun, "netlink events lost (socket overflow, %lu so far); re-reading state",
+		  a->rs.ev_overruns);
 	a->resync = true;
 	a->host_get_sent = false;
 	host_get(a);
@@ -890,7 +1097,14 @@ static void ev_read(struct agent *a)
 		n = recv(mnl_socket_get_fd(a->ev), a->rxbuf, AGENT_NL_RXBUF,
 			 MSG_DONTWAIT);
 		if (n < 0 && errno == ENOBUFS) {
-			resync(a);
+			/*
+			 * Events were lost: relays (resent by the module)
+			 * or reports.  Re-read the state once the socket
+			 * is drained, not once per overflow: a burst of
+			 * relays may overflow it again and again.
+			 */
+			a->rs.ev_overruns++;
+			a->ev_lost = true;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -898,6 +1112,10 @@ static void ev_read(struct agent *a)
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				logmsg("netlink events: %s", strerror(errno));
+			if (a->ev_lost) {
+				a->ev_lost = false;
+				resync(a);
+			}
 			return;
 		}
 		len = n;
@@ -1037,6 +1255,16 @@ static void req_error(struct agent *a, struct agent_req *r,
 			logmsg("HOST_GET: %s%s%s", msg, *msg ? ": " : "",
 			       strerror(-err));
 		break;
+	case ONEPIPE_CMD_RELAY:
+		if (err) {
+			/* counted in "in" when sent: it did not get in */
+			a->rs.in--;
+			a->rs.refused++;
+			logmsg_rl(&a->rl_refused, "RELAY refused by the module: %s%s%s (%lu so far)",
+				  msg, *msg ? ": " : "", strerror(-err),
+				  a->rs.refused);
+		}
+		break;
 	default:
 		if (err)
 			logmsg("dump %u: %s%s%s", r->cmd, msg, *msg ? ": " : "",
@@ -1100,6 +1328,16 @@ static void req_handle(struct agent *a)
 			 MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == ENOBUFS) {
+			/*
+			 * Answers lost (the socket overflowed): their
+			 * requests stay pending until req_send() forgets
+			 * them; an error of a RELAY is then not seen.
+			 */
+			a->rs.ev_overruns++;
+			logmsg_rl(&a->rl_overrun, "netlink answers lost (socket overflow)");
+			continue;
+		}
 		if (n < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				logmsg("netlink: %s", strerror(errno));
@@ -1270,6 +1508,9 @@ int main(int argc, char **argv)
 		goto out;
 	host_get(&a);
 	ret = run(&a);
+	logmsg("relays: %lu out, %lu in, %lu not sent, %lu not for us, %lu refused by the module; %lu netlink overflows",
+	       a.rs.out, a.rs.in, a.rs.dropped_out, a.rs.dropped_in,
+	       a.rs.refused, a.rs.ev_overruns);
 out:
 	if (a.dfd >= 0)
 		close(a.dfd);
@@ -1278,6 +1519,8 @@ out:
 	if (a.ev)
 		mnl_socket_close(a.ev);
 	free(a.rxbuf);
+	free(a.relay_nlbuf);
+	free(a.dgram);
 	close(a.sfd);
 	return ret;
 }

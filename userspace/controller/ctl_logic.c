@@ -38,6 +38,11 @@
 #define CTL_STATE_MAGIC	"onepipe-ctl-state 1"
 /* REJOINs without ts (the first and at done timeouts) before giving up */
 #define CTL_REJOIN_TRIES	3
+/*
+ * Dropped relays are logged at most once per this many ns: a broken
+ * path relays every packet, and each drop is one of them.
+ */
+#define CTL_RELAY_LOG_NS	(1000ULL * 1000 * 1000)
 
 /* The procedure, SETTLING aside (that is @settling). */
 enum ctl_proc {
@@ -112,6 +117,7 @@ struct ctl_link {
  * @owes: DONEs this (correct) host owes in the current epoch (REJOINING:
  *	0 or 1, about the rejoining host)
  * @unreach: UNREACH reports it sent
+ * @relays: RELAYs from it passed on (not persisted)
  * @adj: first entry in ctl_logic.adj (its links)
  * @deg: number of its links
  * @mark: scratch for the component search
@@ -132,6 +138,7 @@ struct ctl_node {
 	unsigned int conn;
 	unsigned int owes;
 	uint64_t unreach;
+	uint64_t relays;
 	unsigned int adj;
 	unsigned int deg;
 	unsigned int mark;
@@ -195,6 +202,10 @@ struct ctl_logic {
 	uint16_t members[CTL_MAX_NODES];
 
 	struct ctl_stats st;
+	/* rate limit of the "relay dropped" log line (not persisted) */
+	bool relay_logged;
+	uint64_t relay_log_at;
+	uint64_t relay_unlogged;	/* drops since that line */
 
 	struct ctl_qent *q;
 	size_t qhead;
@@ -1991,8 +2002,11 @@ int ctl_rejoined(struct ctl_logic *c, uint64_t now, const char *node,
  * @reporter: the reporting host's node name
  * @host: the unreachable host's id
  *
- * Recorded and logged only: forwarding through the controller is not
- * implemented, and reachability is the link reports' business.
+ * Recorded and logged only.  Reachability is the link reports' business;
+ * what UNREACH starts happens in the reporter's module: while controlled,
+ * it relays its reliable packets for @host through the controller
+ * (RELAY, ctl_relay()) besides the network, until the network carries
+ * them again.  Nothing here needs to be told.
  *
  * Return: 0, or -ENOENT for an unknown reporter (ignored and counted).
  */
@@ -2007,8 +2021,112 @@ int ctl_unreach(struct ctl_logic *c, uint64_t now, const char *reporter,
 	c->st.unreach++;
 	c->nodes[r].unreach++;
 	q_log(c, CTL_LOG_NOTICE,
-	      "%s cannot reach host %" PRIu32 " (%s): controller forwarding is not implemented",
+	      "%s gets no ACK from host %" PRIu32 " (%s): its module relays its packets for it through the controller",
 	      c->nodes[r].name, host, t < 0 ? "unknown" : c->nodes[t].name);
+	return 0;
+}
+
+/*
+ * A relay refused: counted, and logged at most once per CTL_RELAY_LOG_NS
+ * with the number refused since the last line (each broken path relays
+ * every packet, so one line per drop would flood the log).
+ */
+__attribute__((format(printf, 4, 5)))
+static int relay_drop(struct ctl_logic *c, uint64_t now, int err,
+		      const char *fmt, ...)
+{
+	char text[CTL_LOG_LEN];
+	va_list ap;
+
+	c->st.relay_dropped++;
+	if (c->relay_logged && now - c->relay_log_at < CTL_RELAY_LOG_NS) {
+		c->relay_unlogged++;
+		return err;
+	}
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (c->relay_unlogged)
+		q_log(c, CTL_LOG_WARNING,
+		      "relay dropped: %s (and %" PRIu64 " more since the last such line)",
+		      text, c->relay_unlogged);
+	else
+		q_log(c, CTL_LOG_WARNING, "relay dropped: %s", text);
+	c->relay_logged = true;
+	c->relay_log_at = now;
+	c->relay_unlogged = 0;
+	return err;
+}
+
+/**
+ * ctl_relay() - where a RELAY goes: controller forwarding
+ * @c: the controller
+ * @now: current time (ns), only for the rate limit of its log line
+ * @from: the node name of the connection it came on
+ * @src_host: the source host id in the relayed packet's header
+ * @dst_host: its destination host id (the daemon has checked that the
+ *	header and the message agree)
+ * @to: set to the destination's node name when it is to be passed on
+ *
+ * A host whose module gets no ACK from a peer relays its reliable
+ * packets for it through the controller (ctl_proto.h, CTL_RELAY); the
+ * daemon passes the datagram on unchanged to the destination host's
+ * connection.  This decides whether it may: the sender must be a correct
+ * host speaking for itself (a failed one is out of the reliable service
+ * until it rejoins: what it sends now must reach nobody, or recalls done
+ * for its failure would be undone), and the destination another host of
+ * the topology, not failed, with a connection.  No state changes and
+ * nothing is saved: a relay is a packet, which the module resends if it
+ * is lost.  O(1).
+ *
+ * Return: 0 (counted in relayed), or, counted in relay_dropped and logged
+ * rate-limited: -ENOENT (the sender is not in the topology), -EINVAL (it
+ * is a switch, or sends to itself), -EPERM (@src_host is not the sender's
+ * host id: forged), -EHOSTUNREACH (no host @dst_host), -EHOSTDOWN (the
+ * sender or the destination is failed and has not rejoined), -ENOTCONN
+ * (the destination has no connection).
+ */
+int ctl_relay(struct ctl_logic *c, uint64_t now, const char *from,
+	      uint32_t src_host, uint32_t dst_host, char to[CTL_NAME_LEN])
+{
+	int s = find_node(c, from), d;
+	struct ctl_node *sn, *dn;
+
+	if (s < 0)
+		return relay_drop(c, now, -ENOENT, "from unknown node '%.31s'",
+				  from);
+	sn = &c->nodes[s];
+	if (sn->kind != CTL_NODE_HOST)
+		return relay_drop(c, now, -EINVAL,
+				  "from %s, which is not a host", sn->name);
+	if (src_host != sn->host)
+		return relay_drop(c, now, -EPERM,
+				  "from %s (host %" PRIu32 ") with source host %" PRIu32 " (forged)",
+				  sn->name, sn->host, src_host);
+	if (sn->failed)
+		return relay_drop(c, now, -EHOSTDOWN,
+				  "from %s, failed in epoch %" PRIu32,
+				  sn->name, sn->fail_epoch);
+	d = find_host(c, dst_host);
+	if (d < 0 || c->nodes[d].kind != CTL_NODE_HOST)
+		return relay_drop(c, now, -EHOSTUNREACH,
+				  "from %s to unknown host %" PRIu32,
+				  sn->name, dst_host);
+	dn = &c->nodes[d];
+	if (d == s)
+		return relay_drop(c, now, -EINVAL, "from %s to itself",
+				  sn->name);
+	if (dn->failed)
+		return relay_drop(c, now, -EHOSTDOWN,
+				  "from %s to %s, failed in epoch %" PRIu32,
+				  sn->name, dn->name, dn->fail_epoch);
+	if (!dn->conn)
+		return relay_drop(c, now, -ENOTCONN,
+				  "from %s to %s, not connected", sn->name,
+				  dn->name);
+	memcpy(to, dn->name, CTL_NAME_LEN);
+	c->st.relayed++;
+	sn->relays++;
 	return 0;
 }
 
@@ -3005,6 +3123,8 @@ size_t ctl_show_json(const struct ctl_logic *c, uint64_t now, char *buf,
 			tb_printf(&b, ",\"rejoining\":true");
 		if (n->unreach)
 			tb_printf(&b, ",\"unreach\":%" PRIu64, n->unreach);
+		if (n->relays)
+			tb_printf(&b, ",\"relays\":%" PRIu64, n->relays);
 		tb_printf(&b, "}");
 	}
 	tb_printf(&b, "],\"links\":[");
@@ -3054,8 +3174,11 @@ size_t ctl_show_json(const struct ctl_logic *c, uint64_t now, char *buf,
 	}
 	tb_printf(&b, "],\"counters\":{\"reports\":%" PRIu64 ",\"ignored\":%" PRIu64
 		  ",\"stale\":%" PRIu64 ",\"bad\":%" PRIu64 ",\"decisions\":%" PRIu64
-		  ",\"unreach\":%" PRIu64 ",\"flaps\":%" PRIu64 ",\"rejoins\":%" PRIu64 "}}",
+		  ",\"unreach\":%" PRIu64 ",\"flaps\":%" PRIu64
+		  ",\"rejoins\":%" PRIu64 ",\"relayed\":%" PRIu64
+		  ",\"relay_dropped\":%" PRIu64 "}}",
 		  c->st.reports, c->st.ignored, c->st.stale, c->st.bad,
-		  c->st.decisions, c->st.unreach, c->st.flaps, c->st.rejoins);
+		  c->st.decisions, c->st.unreach, c->st.flaps, c->st.rejoins,
+		  c->st.relayed, c->st.relay_dropped);
 	return b.len;
 }

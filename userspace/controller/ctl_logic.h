@@ -120,6 +120,16 @@
  *    except those of Broadcast (an earlier epoch of the same failure)
  *    and of a committed rejoin still owed (Rejoin).
  *
+ *  - Relay (controller forwarding).  A host's module that gets no ACK
+ *    from a peer (it reports UNREACH) relays its reliable packets for it
+ *    through the controller while controlled; ctl_relay() says whether
+ *    a RELAY goes on and to which node: from a correct host in its own
+ *    name (the packet's source host id is its own) to another host that
+ *    is not failed and is connected.  Relays change no state, queue no
+ *    SAVE and no SEND (the daemon passes the datagram on itself): they
+ *    are packets, resent by the module if lost, and never wait for a
+ *    connection.  Refusals are counted and logged at most once a second.
+ *
  *  - Persistence.  Every state change that matters (a decision, a phase
  *    change, a changed link report, a rejoin's first ts, a DONE for a
  *    committed rejoin) queues a SAVE action
@@ -237,6 +247,8 @@ struct ctl_action {
  * @unreach: UNREACH reports received
  * @flaps: determinations cancelled because everything reconnected
  * @rejoins: failed hosts made correct again by this instance
+ * @relayed: RELAYs to be passed on (ctl_relay() returned 0)
+ * @relay_dropped: RELAYs refused by ctl_relay()
  */
 struct ctl_stats {
 	uint64_t reports;
@@ -247,6 +259,8 @@ struct ctl_stats {
 	uint64_t unreach;
 	uint64_t flaps;
 	uint64_t rejoins;
+	uint64_t relayed;
+	uint64_t relay_dropped;
 };
 
 struct ctl_logic;
@@ -273,6 +287,8 @@ int ctl_rejoined(struct ctl_logic *c, uint64_t now, const char *node,
 		 uint32_t epoch, uint32_t host, bool has_ts, uint64_t ts);
 int ctl_unreach(struct ctl_logic *c, uint64_t now, const char *reporter,
 		uint32_t host);
+int ctl_relay(struct ctl_logic *c, uint64_t now, const char *from,
+	      uint32_t src_host, uint32_t dst_host, char to[CTL_NAME_LEN]);
 int ctl_tick(struct ctl_logic *c, uint64_t now);
 int ctl_handle_msg(struct ctl_logic *c, uint64_t now,
 		   const struct ctl_msg *m);

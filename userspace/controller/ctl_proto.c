@@ -24,6 +24,7 @@ static const char *const ctl_names[__CTL_TYPE_MAX] = {
 	[CTL_SHOW_REPLY] = "show-reply",
 	[CTL_REJOIN] = "rejoin",
 	[CTL_REJOINED] = "rejoined",
+	[CTL_RELAY] = "relay",
 };
 
 const char *ctl_type_name(unsigned int type)
@@ -80,13 +81,27 @@ void ctl_msg_init(struct ctl_msg *m, enum ctl_type type, const char *node)
 /**
  * ctl_msg_check() - validate a received message
  * @m: the message
- * @len: bytes received
+ * @len: bytes received (the datagram's whole length, MSG_TRUNC)
+ *
+ * Every type is exactly CTL_MSG_LEN bytes, except CTL_RELAY: the message
+ * and CTL_RELAY_MIN to CTL_RELAY_MAX bytes of packet after it.  Only the
+ * struct is read here; a caller that reads the packet (ctl_pkt_host())
+ * must have received it whole: a buffer of CTL_DGRAM_MAX bytes.
  *
  * Return: 0 if well formed, -EBADMSG otherwise (the caller counts it).
  */
 int ctl_msg_check(const struct ctl_msg *m, long len)
 {
-	if (len != (long)CTL_MSG_LEN || m->magic != CTL_MAGIC ||
+	if (len < (long)CTL_MSG_LEN)
+		return -EBADMSG;
+	if (m->type == CTL_RELAY) {
+		if (len < (long)(CTL_MSG_LEN + CTL_RELAY_MIN) ||
+		    len > (long)CTL_DGRAM_MAX)
+			return -EBADMSG;
+	} else if (len != (long)CTL_MSG_LEN) {
+		return -EBADMSG;
+	}
+	if (m->magic != CTL_MAGIC ||
 	    m->version != CTL_VERSION || !m->type ||
 	    m->type >= __CTL_TYPE_MAX || m->pad)
 		return -EBADMSG;
@@ -97,6 +112,22 @@ int ctl_msg_check(const struct ctl_msg *m, long len)
 	if (m->type == CTL_SHOW_REPLY && m->host > CTL_TEXT_LEN)
 		return -EBADMSG;
 	return 0;
+}
+
+/**
+ * ctl_pkt_host() - a host id from a relayed packet's 1Pipe header
+ * @pkt: the packet, at least CTL_RELAY_MIN bytes (a RELAY's follows its
+ *	struct ctl_msg)
+ * @off: CTL_RELAY_SRC_OFF or CTL_RELAY_DST_OFF
+ *
+ * Return: the big-endian u32 at @off, in host order.
+ */
+uint32_t ctl_pkt_host(const void *pkt, unsigned int off)
+{
+	const uint8_t *p = (const uint8_t *)pkt + off;
+
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
 }
 
 /**

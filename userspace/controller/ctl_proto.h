@@ -12,9 +12,12 @@
  * needs; see the README for other machines.
  *
  * Every message is one struct ctl_msg, exactly CTL_MSG_LEN bytes, host
- * byte order (the channel never leaves the machine).  Anything else (bad
- * length, magic, version, type, a name that is not NUL-terminated or not
- * [A-Za-z0-9_.-]) is dropped and counted by the receiver, never answered.
+ * byte order (the channel never leaves the machine); only CTL_RELAY is
+ * longer: the struct followed by a 1Pipe packet of CTL_RELAY_MIN to
+ * CTL_RELAY_MAX bytes (a datagram of up to CTL_DGRAM_MAX).  Anything
+ * else (bad length, magic, version, type, a name that is not
+ * NUL-terminated or not [A-Za-z0-9_.-]) is dropped and counted by the
+ * receiver, never answered.
  *
  * Conversation:
  *  client -> daemon  HELLO        node = own node name ("h3", "tor1"),
@@ -48,6 +51,17 @@
  *  cli -> daemon     SHOW         the daemon answers with SHOW_REPLY
  *				   packets (text: JSON, chunked in @text),
  *				   the last one with CTL_F_LAST
+ *  host -> daemon    RELAY        controller forwarding: node = the
+ *				   sending host, host = the destination host
+ *				   id, followed by the packet (from its
+ *				   52-byte 1Pipe header on, whose dst_host
+ *				   is @host and src_host the sender's id);
+ *				   the daemon passes the datagram on
+ *				   unchanged:
+ *  daemon -> host    RELAY        to the destination host's agent, which
+ *				   hands the packet to its module.  Never
+ *				   stored, never queued for a client that
+ *				   is not connected: the module resends
  */
 #ifndef ONEPIPE_CTL_PROTO_H
 #define ONEPIPE_CTL_PROTO_H
@@ -59,6 +73,15 @@
 #define CTL_NAME_LEN		32
 #define CTL_TEXT_LEN		960
 #define CTL_DEFAULT_SOCKET	"/run/onepipe/onepiped.sock"
+/*
+ * A relayed packet: at least a 1Pipe header (kernel/core/wire.h), at
+ * most ONEPIPE_RELAY_MAX of the uapi (a jumbo frame).  Offsets of the
+ * header fields the controller reads (big-endian u32s).
+ */
+#define CTL_RELAY_MIN		52
+#define CTL_RELAY_MAX		9216
+#define CTL_RELAY_SRC_OFF	4
+#define CTL_RELAY_DST_OFF	8
 
 enum ctl_type {
 	CTL_HELLO = 1,
@@ -73,6 +96,7 @@ enum ctl_type {
 	CTL_SHOW_REPLY,
 	CTL_REJOIN,
 	CTL_REJOINED,
+	CTL_RELAY,
 	__CTL_TYPE_MAX,
 };
 
@@ -88,7 +112,7 @@ enum ctl_type {
  * @flags: CTL_F_*
  * @epoch: the controller's decision number (FAIL, STATE, DONE, RESUME)
  * @host: a host id: the sender's (HELLO), the failed one (FAIL, DONE),
- *	the unreachable one (UNREACH)
+ *	the unreachable one (UNREACH), the destination (RELAY)
  * @pad: zero
  * @ts: a timestamp, see the conversation above
  * @node: the sender's node name (NUL-terminated)
@@ -110,9 +134,12 @@ struct ctl_msg {
 };
 
 #define CTL_MSG_LEN	sizeof(struct ctl_msg)
+/* The largest datagram of the channel: a RELAY of CTL_RELAY_MAX bytes. */
+#define CTL_DGRAM_MAX	(CTL_MSG_LEN + CTL_RELAY_MAX)
 
 void ctl_msg_init(struct ctl_msg *m, enum ctl_type type, const char *node);
 int ctl_msg_check(const struct ctl_msg *m, long len);
+uint32_t ctl_pkt_host(const void *pkt, unsigned int off);
 int ctl_set_name(char *dst, const char *src);
 const char *ctl_type_name(unsigned int type);
 int ctl_connect(const char *path);

@@ -20,6 +20,13 @@
  *        HELLO, so the message is simply dropped.
  *  LOG   one line with a timestamp.
  *
+ * RELAY (controller forwarding) is the one message that is not an event
+ * of the procedure: ctl_relay() says where it goes and this file passes
+ * the datagram on unchanged to that node's connection.  No SAVE, no
+ * queueing for a node that is not connected, and a bounded share of a
+ * connection's output queue (OPD_RELAY_OUTQ): the module resends what is
+ * lost, and relays must never crowd out a FAIL.
+ *
  * One thread, one epoll set: the listening socket, the connections, a
  * timerfd for ctl_logic's next deadline, a timerfd for the store (etcd:
  * campaign while standby, keepalive while active; every third of the
@@ -77,6 +84,20 @@
  * is cut like a slow one (it re-syncs on HELLO).
  */
 #define OPD_MAX_OUT_BYTES	(64ULL << 20)
+/*
+ * Relays are packets, resent by the module if lost: one is queued only
+ * while its connection's queue holds fewer than OPD_RELAY_OUTQ messages
+ * and all queues together less than OPD_RELAY_OUT_BYTES, else dropped
+ * (relay_unsent).  So relays alone never bring a client near the limits
+ * above, which cut it: the rest is left to the procedure's messages.
+ */
+#define OPD_RELAY_OUTQ		64
+#define OPD_RELAY_OUT_BYTES	(OPD_MAX_OUT_BYTES / 2)
+/*
+ * Send buffer of a connection: relays are up to CTL_DGRAM_MAX bytes each,
+ * and a burst of them should go out at once rather than wait in @outq.
+ */
+#define OPD_SNDBUF		(1 << 20)
 /* A connection that says neither HELLO nor SHOW by then is closed. */
 #define OPD_HELLO_TIMEOUT_MS	2000
 /* At most one "descriptor limit" log line per this many ms. */
@@ -115,6 +136,7 @@ enum opd_kind {
  * @out_head: index of the oldest in @outq
  * @out_len: how many are queued
  * @out_cap: @outq's size
+ * @out_bytes: the bytes they hold
  * @next: all connections
  * @hnext: connections with the same name hash (named ones only)
  */
@@ -128,10 +150,17 @@ struct client {
 	bool show_only;
 	unsigned int bad;
 	bool dead;
-	struct ctl_msg *outq;
+	struct outmsg *outq;
 	size_t out_head, out_len, out_cap;
+	size_t out_bytes;
 	struct client *next;
 	struct client *hnext;
+};
+
+/* A message queued for a client: a struct ctl_msg, or a longer RELAY. */
+struct outmsg {
+	size_t len;
+	void *data;
 };
 
 struct watch {
@@ -173,6 +202,9 @@ struct opd_opts {
  * @saves: state saves that succeeded
  * @save_errors: saves that failed (each one a step down to standby)
  * @activations: times this instance became active
+ * @relays: RELAYs passed on (sent or queued) to their destination
+ * @relay_unsent: RELAYs ctl_relay() let through that could not go on:
+ *	the destination's connection gone or its queue full (OPD_RELAY_OUTQ)
  */
 struct opd_counters {
 	uint64_t accepted;
@@ -190,6 +222,8 @@ struct opd_counters {
 	uint64_t saves;
 	uint64_t save_errors;
 	uint64_t activations;
+	uint64_t relays;
+	uint64_t relay_unsent;
 };
 
 static struct opd {
@@ -398,8 +432,13 @@ static void client_close(struct client *c, bool tell)
 	close(c->fd);
 	c->fd = -1;
 	c->dead = true;
-	opd.out_bytes -= c->out_len * CTL_MSG_LEN;
-	c->out_len = 0;
+	while (c->out_len) {
+		free(c->outq[c->out_head].data);
+		c->out_head = (c->out_head + 1) % c->out_cap;
+		c->out_len--;
+	}
+	opd.out_bytes -= c->out_bytes;
+	c->out_bytes = 0;
 	/* A descriptor is free again: new connections can be taken. */
 	if (opd.lpaused)
 		listen_pause(false);
@@ -434,13 +473,27 @@ static void client_want_out(struct client *c, bool on)
 	epoll_ctl(opd.epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
-static int client_enqueue(struct client *c, const struct ctl_msg *m)
+/**
+ * client_enqueue() - queue a message the socket has no room for
+ * @c: the connection
+ * @data: the message
+ * @len: its length
+ * @relay: a RELAY: queued only within the relays' share (OPD_RELAY_OUTQ,
+ *	OPD_RELAY_OUT_BYTES)
+ *
+ * Return: 0, -ENOBUFS over the limits, -ENOMEM.
+ */
+static int client_enqueue(struct client *c, const void *data, size_t len,
+			  bool relay)
 {
-	struct ctl_msg *q;
+	struct outmsg *q;
 	size_t i, cap;
+	void *copy;
 
-	if (c->out_len == OPD_MAX_OUTQ ||
-	    opd.out_bytes + CTL_MSG_LEN > OPD_MAX_OUT_BYTES)
+	if (relay ? c->out_len >= OPD_RELAY_OUTQ ||
+		    opd.out_bytes + len > OPD_RELAY_OUT_BYTES :
+		    c->out_len == OPD_MAX_OUTQ ||
+		    opd.out_bytes + len > OPD_MAX_OUT_BYTES)
 		return -ENOBUFS;
 	if (c->out_len == c->out_cap) {
 		cap = c->out_cap ? c->out_cap * 2 : 16;
@@ -455,73 +508,103 @@ static int client_enqueue(struct client *c, const struct ctl_msg *m)
 		c->out_cap = cap;
 		c->out_head = 0;
 	}
-	c->outq[(c->out_head + c->out_len) % c->out_cap] = *m;
+	copy = malloc(len);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, data, len);
+	q = &c->outq[(c->out_head + c->out_len) % c->out_cap];
+	q->data = copy;
+	q->len = len;
 	c->out_len++;
-	opd.out_bytes += CTL_MSG_LEN;
+	c->out_bytes += len;
+	opd.out_bytes += len;
 	return 0;
 }
 
 /* Send what is queued, as far as the socket takes it. */
 static int client_flush(struct client *c)
 {
+	struct outmsg *q;
 	ssize_t r;
 
 	while (c->out_len) {
-		r = send(c->fd, &c->outq[c->out_head], CTL_MSG_LEN,
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		q = &c->outq[c->out_head];
+		r = send(c->fd, q->data, q->len, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (r < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return 0;
 			return -errno;
 		}
+		free(q->data);
 		c->out_head = (c->out_head + 1) % c->out_cap;
 		c->out_len--;
-		opd.out_bytes -= CTL_MSG_LEN;
+		c->out_bytes -= q->len;
+		opd.out_bytes -= q->len;
 	}
 	client_want_out(c, false);
 	return 0;
 }
 
 /**
- * client_send() - send one message to a connection, in order
+ * client_write() - send one datagram to a connection, in order
  * @c: the connection
- * @m: the message
+ * @data: the datagram
+ * @len: its length
+ * @relay: a RELAY (see client_enqueue())
  *
- * A client that does not read for OPD_MAX_OUTQ messages is cut off
- * rather than given an incomplete stream: it reconnects and its HELLO
- * brings it up to date.
+ * What the socket has no room for is queued.  A client that does not
+ * read for OPD_MAX_OUTQ messages is cut off rather than given an
+ * incomplete stream: it reconnects and its HELLO brings it up to date.
+ * A relay that finds no room is dropped instead: it is a packet that the
+ * module resends, and its destination must not lose its connection (and
+ * the procedure's messages on it) for it.
+ *
+ * Return: true if sent or queued; false if dropped or the connection
+ * was closed.
  */
-static void client_send(struct client *c, const struct ctl_msg *m)
+static bool client_write(struct client *c, const void *data, size_t len,
+			 bool relay)
 {
 	ssize_t r;
 	int err;
 
 	if (c->dead)
-		return;
-	opd.n.sent++;
+		return false;
 	if (!c->out_len) {
-		r = send(c->fd, m, CTL_MSG_LEN, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (r == (ssize_t)CTL_MSG_LEN)
-			return;
+		r = send(c->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r == (ssize_t)len)
+			return true;
 		if (r >= 0 || (errno != EAGAIN && errno != EINTR)) {
 			logmsg(CTL_LOG_INFO, "%s: send: %s",
 			       c->node[0] ? c->node : "client",
 			       r < 0 ? strerror(errno) : "short");
 			client_close(c, true);
-			return;
+			return false;
 		}
 		client_want_out(c, true);
 	}
-	err = client_enqueue(c, m);
-	if (err) {
-		logmsg(CTL_LOG_WARNING, "%s does not read its messages%s: "
-		       "disconnected (it re-syncs on HELLO)",
-		       c->node[0] ? c->node : "client",
-		       c->out_len < OPD_MAX_OUTQ ?
-		       " (all clients' queues are full)" : "");
-		opd.n.cut_slow++;
-		client_close(c, true);
-	}
+	err = client_enqueue(c, data, len, relay);
+	if (!err)
+		return true;
+	if (relay)
+		return false;
+	logmsg(CTL_LOG_WARNING, "%s does not read its messages%s: "
+	       "disconnected (it re-syncs on HELLO)",
+	       c->node[0] ? c->node : "client",
+	       c->out_len < OPD_MAX_OUTQ ?
+	       " (all clients' queues are full)" : "");
+	opd.n.cut_slow++;
+	client_close(c, true);
+	return false;
+}
+
+/* One message of the procedure (or SHOW's answer) to a connection. */
+static void client_send(struct client *c, const struct ctl_msg *m)
+{
+	if (c->dead)
+		return;
+	opd.n.sent++;
+	client_write(c, m, CTL_MSG_LEN, false);
 }
 
 static void close_all_clients(bool tell)
@@ -769,6 +852,18 @@ static bool uid_allowed(uid_t uid)
 	return false;
 }
 
+/*
+ * Room for bursts of relays (CTL_DGRAM_MAX each) in the socket itself.
+ * FORCE passes net.core.wmem_max, which root may; else best effort.
+ */
+static void set_sndbuf(int fd)
+{
+	int size = OPD_SNDBUF;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+}
+
 static void accept_clients(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -824,6 +919,7 @@ static void accept_clients(void)
 			close(fd);
 			continue;
 		}
+		set_sndbuf(fd);
 		c->kind = OPD_W_CLIENT;
 		c->fd = fd;
 		c->uid = cred.uid;
@@ -993,7 +1089,8 @@ static size_t show_daemon(char *p, size_t size)
 		     "\"bad\":%llu,\"cut_bad\":%llu,\"cut_slow\":%llu,"
 		     "\"replaced\":%llu,\"sent\":%llu,\"unsent\":%llu,"
 		     "\"saves\":%llu,\"save_errors\":%llu,"
-		     "\"activations\":%llu},\"controller\":",
+		     "\"activations\":%llu,\"relays\":%llu,"
+		     "\"relay_unsent\":%llu},\"controller\":",
 		     opd.active ? "active" : "standby",
 		     opd.store->ops->name, json_str(opd.o.socket),
 		     (int)getpid(),
@@ -1012,7 +1109,9 @@ static size_t show_daemon(char *p, size_t size)
 		     (unsigned long long)opd.n.unsent,
 		     (unsigned long long)opd.n.saves,
 		     (unsigned long long)opd.n.save_errors,
-		     (unsigned long long)opd.n.activations);
+		     (unsigned long long)opd.n.activations,
+		     (unsigned long long)opd.n.relays,
+		     (unsigned long long)opd.n.relay_unsent);
 	return n < 0 ? 0 : (size_t)n;
 }
 
@@ -1130,6 +1229,54 @@ static void on_hello(struct client *c, const struct ctl_msg *m,
 	opd.byname[name_hash(c->node)] = c;
 }
 
+/**
+ * on_relay() - controller forwarding: pass a RELAY on
+ * @c: the connection it came on
+ * @m: the message, followed by the packet (ctl_msg_check() passed)
+ * @len: the datagram's length
+ * @now: current time
+ *
+ * The packet's header must agree with the message (its dst_host is
+ * @m->host) and its src_host goes to ctl_relay() with the connection's
+ * node, which refuses forged ones; then the datagram goes on unchanged
+ * to the destination's connection.  Nothing is saved and nothing is
+ * kept for later.
+ */
+static void on_relay(struct client *c, const struct ctl_msg *m, long len,
+		     uint64_t now)
+{
+	char to[CTL_NAME_LEN];
+	struct client *d;
+
+	if (!c->node[0]) {
+		count_bad(c, "relay before HELLO");
+		return;
+	}
+	if (strcmp(c->node, m->node)) {
+		count_bad(c, "relay in another node's name");
+		return;
+	}
+	if (ctl_pkt_host(m + 1, CTL_RELAY_DST_OFF) != m->host) {
+		count_bad(c, "relay whose packet is for another host");
+		return;
+	}
+	if (ctl_relay(opd.logic, now, c->node,
+		      ctl_pkt_host(m + 1, CTL_RELAY_SRC_OFF), m->host, to)) {
+		/* refused, counted; its log line is rate-limited */
+		if (ctl_pending_actions(opd.logic))
+			drain_actions();
+		return;
+	}
+	d = client_by_name(to);
+	if (d && client_write(d, m, (size_t)len, true)) {
+		opd.n.relays++;
+		return;
+	}
+	opd.n.relay_unsent++;
+	logmsg(CTL_LOG_DEBUG, "relay from %s to %s: %s", c->node, to,
+	       d ? "its queue is full" : "not connected");
+}
+
 static void on_message(struct client *c, const struct ctl_msg *m, long len)
 {
 	uint64_t now = now_ns();
@@ -1158,6 +1305,10 @@ static void on_message(struct client *c, const struct ctl_msg *m, long len)
 	case CTL_HELLO:
 		on_hello(c, m, now);
 		break;
+	case CTL_RELAY:
+		/* A packet, not an event: nothing else to carry out. */
+		on_relay(c, m, len, now);
+		return;
 	case CTL_LINK_DOWN:
 	case CTL_LINK_UP:
 	case CTL_UNREACH:
@@ -1191,7 +1342,11 @@ static void on_message(struct client *c, const struct ctl_msg *m, long len)
 
 static void on_client(struct client *c, uint32_t events)
 {
-	struct ctl_msg m;
+	/* One thread: one receive buffer, big enough for a RELAY. */
+	static union {
+		struct ctl_msg m;
+		char b[CTL_DGRAM_MAX];
+	} rx;
 	ssize_t r;
 	int i;
 
@@ -1207,7 +1362,7 @@ static void on_client(struct client *c, uint32_t events)
 	}
 	/* A bounded number per wakeup, so one client cannot starve all. */
 	for (i = 0; i < 64 && !c->dead && !opd.demote; i++) {
-		r = recv(c->fd, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC);
+		r = recv(c->fd, &rx, sizeof(rx), MSG_DONTWAIT | MSG_TRUNC);
 		if (r < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return;
@@ -1218,9 +1373,10 @@ static void on_client(struct client *c, uint32_t events)
 			client_close(c, true);
 			return;
 		}
-		if (r < (ssize_t)sizeof(m))
-			memset((char *)&m + r, 0, sizeof(m) - (size_t)r);
-		on_message(c, &m, (long)r);
+		/* ctl_msg_check() refuses it; it reads the struct, though */
+		if (r < (ssize_t)CTL_MSG_LEN)
+			memset(rx.b + r, 0, CTL_MSG_LEN - (size_t)r);
+		on_message(c, &rx.m, (long)r);
 	}
 	if (!c->dead && (events & (EPOLLHUP | EPOLLERR)) && !(events & EPOLLIN))
 		client_close(c, true);

@@ -254,7 +254,7 @@ const char *ctl_type_name(unsigned int type)
 	static const char *const n[] = {
 		"?", "hello", "link-down", "link-up", "unreach", "fail",
 		"state", "done", "resume", "show", "show-reply", "rejoin",
-		"rejoined",
+		"rejoined", "relay",
 	};
 
 	return type < sizeof(n) / sizeof(n[0]) ? n[type] : "?";
@@ -856,7 +856,9 @@ static void test_ignored(void)
 	   !st.reports && !st.decisions,
 	   "ignored: counted (ignored %" PRIu64 ", bad %" PRIu64 ")",
 	   st.ignored, st.bad);
-	ok(nlog("h1 cannot reach host 3 (h3)", CTL_LOG_NOTICE) == 1 &&
+	ok(nlog("h1 gets no ACK from host 3 (h3): its module relays",
+		CTL_LOG_NOTICE) == 1 &&
+	   nlog("not implemented", -1) == 0 &&
 	   nlog("unknown node", CTL_LOG_WARNING) == 3,
 	   "ignored: logged");
 	ok(!ctl_epoch(c) && ctl_phase(c) == CTL_PH_IDLE && !nsend(0, NULL),
@@ -1215,7 +1217,7 @@ static void test_json(void)
 	ok(strstr(buf, "\"failures\":[{\"node\":\"h1\",\"kind\":\"host\",\"host\":1,\"epoch\":1,\"ts\":200,\"rejoined\":false}]") &&
 	   strstr(buf, "\"waiting\":{\"count\":3,\"hosts\":[{\"node\":\"h2\",\"owes\":[\"h1\"]},{\"node\":\"h3\",\"owes\":[\"h1\"]},{\"node\":\"h4\",\"owes\":[\"h1\"]}],\"switches\":[]}") &&
 	   strstr(buf, "\"settle_left_ms\":500") &&
-	   strstr(buf, "\"counters\":{\"reports\":3,\"ignored\":0,\"stale\":0,\"bad\":0,\"decisions\":1,\"unreach\":0,\"flaps\":0,\"rejoins\":0}}"),
+	   strstr(buf, "\"counters\":{\"reports\":3,\"ignored\":0,\"stale\":0,\"bad\":0,\"decisions\":1,\"unreach\":0,\"flaps\":0,\"rejoins\":0,\"relayed\":0,\"relay_dropped\":0}}"),
 	   "json: failures, waiting, counters");
 	if (nfails)
 		printf("# %s\n", buf);
@@ -1435,7 +1437,7 @@ static void test_rejoin(void)
 	ok(strstr(buf, "\"failures\":[{\"node\":\"h1\",\"kind\":\"host\",\"host\":1,\"epoch\":1,\"ts\":200,\"rejoined\":true,\"rejoin_epoch\":2,\"first_ts\":5000}]") &&
 	   strstr(buf, "{\"a\":\"h1\",\"b\":\"tor1\",\"state\":\"up\",\"reports\":[]}") &&
 	   strstr(buf, "\"phase\":\"idle\"") && !strstr(buf, "\"rejoin\":") &&
-	   strstr(buf, "\"rejoins\":1}"),
+	   strstr(buf, "\"rejoins\":1,"),
 	   "rejoin: json: rejoined entry, h1's link up (its old report gone)");
 
 	/* later HELLOs: no FAIL about the rejoined host */
@@ -2135,6 +2137,121 @@ static double secs(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A relay from @from: 0 and "" in @to unless it goes somewhere. */
+static int relay(struct ctl_logic *c, uint64_t now, const char *from,
+		 uint32_t src, uint32_t dst, char *to)
+{
+	memset(to, 0, CTL_NAME_LEN);
+	return ctl_relay(c, now, from, src, dst, to);
+}
+
+/* Controller forwarding: where a RELAY goes, and every refusal. */
+static void test_relay(void)
+{
+	struct ctl_logic *c = mk4();
+	char to[CTL_NAME_LEN], *before, *after, *buf;
+	struct ctl_stats st;
+	size_t n;
+
+	before = encode(c);
+	ok(relay(c, MS(1), "h1", 1, 3, to) == 0 && !strcmp(to, "h3"),
+	   "relay: h1's packet for host 3 goes to h3");
+	ok(relay(c, MS(1), "h3", 3, 1, to) == 0 && !strcmp(to, "h1"),
+	   "relay: h3's ACK for host 1 goes back to h1");
+	ok(relay(c, MS(1), "h1", 1, 2, to) == 0 && !strcmp(to, "h2"),
+	   "relay: within one ToR too");
+	ok(!ctl_pending_actions(c), "relay: no SAVE, no SEND, no log");
+	after = encode(c);
+	ok(!strcmp(before, after), "relay: the stored state is unchanged");
+	free(before);
+	free(after);
+	st = stats(c);
+	ok(st.relayed == 3 && !st.relay_dropped && !st.ignored && !st.bad,
+	   "relay: counted in relayed only");
+
+	/* refusals: each counted, the first logged */
+	ok(relay(c, MS(2), "zz", 1, 3, to) == -ENOENT && !to[0],
+	   "relay: from an unknown node refused");
+	ok(relay(c, MS(2), "tor1", 0, 3, to) == -EINVAL && !to[0],
+	   "relay: from a switch refused");
+	ok(relay(c, MS(2), "h1", 2, 3, to) == -EPERM && !to[0],
+	   "relay: forged source host refused");
+	ok(relay(c, MS(2), "h1", 1, 9, to) == -EHOSTUNREACH && !to[0],
+	   "relay: to an unknown host refused");
+	ok(relay(c, MS(2), "h1", 1, 0, to) == -EHOSTUNREACH && !to[0],
+	   "relay: host id 0 (no host) refused");
+	ok(relay(c, MS(2), "h1", 1, 1, to) == -EINVAL && !to[0],
+	   "relay: to itself refused");
+	ctl_disconnect(c, MS(2), "h4");
+	ok(relay(c, MS(2), "h1", 1, 4, to) == -ENOTCONN && !to[0],
+	   "relay: to a host not connected refused");
+	flush(c);
+	st = stats(c);
+	ok(st.relayed == 3 && st.relay_dropped == 7 && !st.ignored,
+	   "relay: refusals counted in relay_dropped (%" PRIu64 ")",
+	   st.relay_dropped);
+	ok(nlog("relay dropped: from unknown node 'zz'",
+		CTL_LOG_WARNING) == 1 &&
+	   nlog("relay dropped", -1) == 1 && !nsaves() && !nsend(0, NULL),
+	   "relay: only the first refusal of the second is logged");
+	ctl_hello(c, MS(3), "h4", 4);
+	flush(c);
+	ok(relay(c, MS(3), "h1", 1, 4, to) == 0 && !strcmp(to, "h4"),
+	   "relay: to h4 again once it said HELLO");
+	ok(relay(c, MS(1001), "h1", 5, 4, to) == -EPERM &&
+	   ctl_pending_actions(c) == 0,
+	   "relay: still within the second: quiet");
+	ok(relay(c, MS(1002), "h1", 5, 4, to) == -EPERM, "relay: a second on");
+	flush(c);
+	ok(nlog("relay dropped: from h1 (host 1) with source host 5 (forged) (and 7 more since the last such line)",
+		CTL_LOG_WARNING) == 1, "relay: logged with the count since");
+	ok(relay(c, MS(2003), "h1", 1, 9, to) == -EHOSTUNREACH, "relay: later");
+	flush(c);
+	ok(nlog("relay dropped: from h1 to unknown host 9",
+		CTL_LOG_WARNING) == 1 &&
+	   nlog("more since", -1) == 0, "relay: logged alone when none since");
+
+	/* failed hosts neither send nor receive relays */
+	fail_h1(c, MS(3000));
+	ok(failed_with(c, "h1", 1, 200), "relay: h1 failed");
+	ok(relay(c, MS(4000), "h2", 2, 1, to) == -EHOSTDOWN && !to[0],
+	   "relay: to a failed host refused");
+	ok(relay(c, MS(4000), "h1", 1, 2, to) == -EHOSTDOWN && !to[0],
+	   "relay: from a failed host refused");
+	flush(c);
+	ok(nlog("relay dropped: to", -1) == 0 &&
+	   nlog("relay dropped: from h2 to h1, failed in epoch 1",
+		CTL_LOG_WARNING) == 1 && !nsaves(),
+	   "relay: to a failed host logged, nothing saved");
+
+	/* rejoined: correct again, relays flow */
+	ctl_link_up(c, MS(5000), "tor1", "h1");
+	ctl_rejoined(c, MS(5001), "h1", 2, 1, true, 5000);
+	hosts_done(c, MS(5002), 2, 1, NULL);
+	flush(c);
+	ok(!failed_with(c, "h1", 1, 200) && ctl_phase(c) == CTL_PH_IDLE,
+	   "relay: h1 rejoined");
+	ok(relay(c, MS(5003), "h2", 2, 1, to) == 0 && !strcmp(to, "h1") &&
+	   relay(c, MS(5003), "h1", 1, 2, to) == 0 && !strcmp(to, "h2"),
+	   "relay: to and from the rejoined host again");
+
+	n = ctl_show_json(c, MS(5003), NULL, 0);
+	buf = malloc(n + 1);
+	ctl_show_json(c, MS(5003), buf, n + 1);
+	st = stats(c);
+	ok(strstr(buf, "\"relayed\":6,\"relay_dropped\":12}}") &&
+	   st.relayed == 6 && st.relay_dropped == 12,
+	   "relay: counters in the JSON");
+	ok(strstr(buf, "\"name\":\"h1\",\"kind\":\"host\",\"host\":1,\"controller\":false,\"state\":\"correct\",\"connected\":true,\"relays\":4}") &&
+	   strstr(buf, "\"name\":\"h3\",\"kind\":\"host\",\"host\":3,\"controller\":false,\"state\":\"correct\",\"connected\":true,\"relays\":1}") &&
+	   !strstr(buf, "\"name\":\"h4\",\"kind\":\"host\",\"host\":4,\"controller\":false,\"state\":\"correct\",\"connected\":true,\"relays\""),
+	   "relay: per-sender count in the nodes");
+	if (nfails)
+		printf("# %s\n", buf);
+	free(buf);
+	ctl_free(c);
+}
+
 /* 32 ToRs x 16 hosts under one spine: a ToR dies, then 100 host cuts. */
 static void test_big(void)
 {
@@ -2253,6 +2370,7 @@ int main(void)
 	test_report_repeat();
 	test_rejoin_ts_floor();
 	test_rejoin_tries();
+	test_relay();
 	test_big();
 	printf("1..%u\n", ntests);
 	if (nfails)

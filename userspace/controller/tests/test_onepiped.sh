@@ -18,8 +18,13 @@
 # only); connections that hold a slot for nothing: one that says
 # nothing is closed after 2 s (others are served meanwhile), a SHOW-only
 # one once its answer is out, a refused HELLO closes its connection, and
-# a node's connection replaced from another process is a warning.  Then,
-# if etcd is installed, an etcd takeover: two instances, the active one
+# a node's connection replaced from another process is a warning.
+# Controller forwarding: a RELAY from one host's client reaches the
+# other byte for byte (both ways, up to the largest packet); forged,
+# misaddressed, bad-length ones and those to unknown, disconnected or
+# failed hosts are dropped and counted; relays save nothing, and a
+# destination that does not read loses relays, not its connection.
+# Then, if etcd is installed, an etcd takeover: two instances, the active one
 # killed mid-procedure, the standby finishes it.
 #
 # Runs as any user: the socket and state live in a temporary directory
@@ -79,11 +84,13 @@ FMT = '=IHHIIIIQ32s32s960s'
 LEN = struct.calcsize(FMT)
 MAGIC, VERSION = 0x4f504331, 1
 (HELLO, LINK_DOWN, LINK_UP, UNREACH, FAIL, STATE, DONE, RESUME, SHOW,
- SHOW_REPLY) = range(1, 11)
+ SHOW_REPLY, REJOIN, REJOINED, RELAY) = range(1, 14)
+RELAY_MIN, RELAY_MAX = 52, 9216
 F_HAS_TS, F_LAST = 1, 2
 NAMES = {HELLO: 'hello', LINK_DOWN: 'link-down', LINK_UP: 'link-up',
          UNREACH: 'unreach', FAIL: 'fail', STATE: 'state', DONE: 'done',
-         RESUME: 'resume', SHOW: 'show', SHOW_REPLY: 'show-reply'}
+         RESUME: 'resume', SHOW: 'show', SHOW_REPLY: 'show-reply',
+         REJOIN: 'rejoin', REJOINED: 'rejoined', RELAY: 'relay'}
 
 daemon, tdir, countf, mode = sys.argv[1:5]
 topo = os.path.join(tdir, 'topology')
@@ -168,16 +175,23 @@ class Client:
         self.s.send(b)
 
     def recv(self, timeout=3.0):
-        """A message, None on timeout, 'eof' when the daemon closed."""
+        """A message, None on timeout, 'eof' when the daemon closed.
+
+        A RELAY comes whole in 'raw' (the datagram as received).
+        """
         self.s.settimeout(timeout)
         try:
-            b = self.s.recv(4096)
+            b = self.s.recv(LEN + RELAY_MAX + 1)
         except socket.timeout:
             return None
         except OSError:
             return 'eof'
         if not b:
             return 'eof'
+        if len(b) > LEN and unpack(b[:LEN])['type'] == RELAY:
+            m = unpack(b[:LEN])
+            m['raw'] = b
+            return m
         if len(b) != LEN:
             return {'type': -1, 'len': len(b)}
         return unpack(b)
@@ -430,6 +444,7 @@ def file_case():
     for c in cl.values():
         c.close()
     save_failure_case()
+    relay_case()
 
 
 def idle_slots_case(d, sock, cl):
@@ -472,6 +487,133 @@ def idle_slots_case(d, sock, cl):
         'h2: a connection from pid %d replaces the one from pid %d' %
         (pid, os.getpid()) in log,
         'h2 replaced from another process: logged with both pids')
+
+
+def packet(src, dst, n=RELAY_MIN, seed=0):
+    """A 1Pipe packet of @n bytes: the header (big-endian, src_host at
+    byte 4, dst_host at 8), then a recognisable payload."""
+    hdr = struct.pack('>BBBBII', 1, 1, 4, 0, src, dst)
+    hdr += bytes((seed + i) % 251 for i in range(RELAY_MIN - len(hdr)))
+    return hdr + bytes((seed * 7 + i) % 253 for i in range(n - RELAY_MIN))
+
+
+def relay_dgram(node, dst, pkt):
+    return pack(RELAY, node=node, host=dst) + pkt
+
+
+def relays_in(c, timeout=0.3):
+    return [m for m in c.quiet(timeout) if m['type'] == RELAY]
+
+
+def relay_case():
+    """Controller forwarding: RELAY datagrams passed on unchanged."""
+    sock = os.path.join(tdir, 'relay.sock')
+    state = os.path.join(tdir, 'relay.state')
+    d = Daemon('relay', ['--socket', sock, '--state', state])
+    cl = connect_all([sock])
+    for c in cl.values():
+        c.until(is_type(STATE), 3)
+    v0 = cl['spine'].show()
+
+    # h1 -> h3, a small and the largest packet; h3 -> h1, an "ACK"
+    sent = [relay_dgram('h1', 3, packet(1, 3, 200, 1)),
+            relay_dgram('h1', 3, packet(1, 3, RELAY_MAX, 2))]
+    for b in sent:
+        cl['h1'].raw(b)
+    got = relays_in(cl['h3'], 0.5)
+    tap([m['raw'] for m in got] == sent,
+        'relay: h1 -> h3 arrives byte for byte (%s bytes)' %
+        [len(m['raw']) for m in got])
+    back = relay_dgram('h3', 1, packet(3, 1, RELAY_MIN, 3))
+    cl['h3'].raw(back)
+    got = relays_in(cl['h1'])
+    tap([m['raw'] for m in got] == [back] and got[0]['node'] == 'h3' and
+        got[0]['host'] == 1, 'relay: h3 -> h1 too (a bare header)')
+    tap(not relays_in(cl['h2'], 0.1) and not relays_in(cl['tor1'], 0.1),
+        'relay: nobody else gets them')
+    v = cl['spine'].show()
+    tap(v['daemon']['relays'] == 3 and
+        v['controller']['counters']['relayed'] == 3 and
+        v['daemon']['saves'] == v0['daemon']['saves'],
+        'relay: counted (relays %d), nothing saved (saves %d)' %
+        (v['daemon']['relays'], v['daemon']['saves']))
+
+    # dropped by the logic: forged, unknown, not connected
+    cl['h1'].raw(relay_dgram('h1', 3, packet(2, 3)))      # src not h1's
+    cl['h1'].raw(relay_dgram('h1', 9, packet(1, 9)))      # no host 9
+    cl['h1'].raw(relay_dgram('h1', 1, packet(1, 1)))      # itself
+    cl['tor1'].raw(relay_dgram('tor1', 3, packet(0, 3)))  # a switch
+    cl['h2'].close()
+    time.sleep(0.1)
+    cl['h1'].raw(relay_dgram('h1', 2, packet(1, 2)))      # h2 gone
+    tap(not relays_in(cl['h3'], 0.2), 'relay: forged one not passed on')
+    v = cl['spine'].show()
+    tap(v['controller']['counters']['relay_dropped'] == 5 and
+        v['daemon']['relays'] == 3 and v['daemon']['bad'] == 0,
+        'relay: forged, to unknown, to itself, from a switch, to a '
+        'disconnected host: dropped and counted (%d)' %
+        v['controller']['counters']['relay_dropped'])
+    log = open(d.log).read()
+    tap('relay dropped: from h1 (host 1) with source host 2 (forged)' in log,
+        'relay: the first drop is logged')
+
+    # malformed: counted as bad, never passed on
+    g = Client([sock], 'h1', 1)
+    g.until(is_type(STATE), 2)
+    cl['h1'].recv(1)    # replaced by g
+    bad = [
+        relay_dgram('h1', 3, packet(1, 3)[:RELAY_MIN - 1]),   # short
+        relay_dgram('h1', 3, packet(1, 3, RELAY_MAX + 1)),    # long
+        relay_dgram('h1', 3, packet(1, 2)),   # header for another host
+        relay_dgram('h3', 1, packet(3, 1)),   # in another node's name
+        pack(STATE, node='h1') + b'x' * 60,   # only RELAY may be longer
+    ]
+    for b in bad:
+        g.raw(b)
+    Client([sock], hello=False).raw(relay_dgram('h1', 3, packet(1, 3)))
+    tap(not relays_in(cl['h3'], 0.3), 'relay: malformed ones not passed on')
+    v = cl['spine'].show()
+    tap(v['daemon']['bad'] == len(bad) + 1 and
+        v['controller']['counters']['bad'] == len(bad) + 1 and
+        v['daemon']['relays'] == 3,
+        'relay: bad length, header mismatch, forged name, before HELLO: '
+        'bad (%d)' % v['daemon']['bad'])
+    cl['h1'] = g
+
+    # a destination that does not read: relays dropped, no cut
+    cl['h2'] = Client([sock], 'h2', 2)
+    cl['h2'].until(is_type(STATE), 2)
+    for i in range(300):
+        cl['h1'].raw(relay_dgram('h1', 2, packet(1, 2, RELAY_MAX, i)))
+    v = cl['spine'].show()
+    tap(v['daemon']['relay_unsent'] > 0 and v['daemon']['cut_slow'] == 0,
+        'relay: a destination that does not read loses relays (%d), '
+        'not its connection' % v['daemon']['relay_unsent'])
+    got = relays_in(cl['h2'], 0.5)
+    ok = len(got) > 0 and all(
+        x['raw'] == relay_dgram('h1', 2, packet(1, 2, RELAY_MAX, i))
+        for i, x in enumerate(got))
+    tap(ok and len(got) + v['daemon']['relay_unsent'] == 300 and
+        len(got) == v['daemon']['relays'] - 3,
+        'relay: h2 then reads the first %d relays, in order' % len(got))
+
+    # a failed destination (and a failed sender)
+    cl['tor1'].send(LINK_DOWN, peer='h3', ts=5150)
+    m, _ = cl['h1'].until(is_type(FAIL), 3)
+    before = open(state).read()
+    d0 = cl['spine'].show()['controller']['counters']['relay_dropped']
+    cl['h1'].raw(relay_dgram('h1', 3, packet(1, 3)))
+    cl['h3'].raw(relay_dgram('h3', 2, packet(3, 2)))
+    tap(fail_ok(m, 1, 3, 5150) and not relays_in(cl['h3'], 0.2) and
+        not relays_in(cl['h2'], 0.1), 'relay: none to or from failed h3')
+    v = cl['spine'].show()
+    tap(v['controller']['counters']['relay_dropped'] == d0 + 2 and
+        open(state).read() == before,
+        'relay: dropped and counted, the state untouched')
+    rc = d.stop()
+    tap(rc == 0 and d.alive() is False, 'relay: clean exit')
+    if failed:
+        d.dump()
 
 
 def save_failure_case():
