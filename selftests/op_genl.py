@@ -6,6 +6,8 @@
     op_genl.py fail-get
     op_genl.py rejoin --host H [--epoch E] [--ts T]
     op_genl.py listen --count N --timeout SEC
+    op_genl.py relay --src H --dst H [--type T] [--flags F] [--seq N]
+                     [--ts T] [--payload N] [--raw HEX] [--short]
 
 fail: send ONEPIPE_CMD_FAIL (attributes raw, so that tests can send what
 the onepipe tool never would: --omit leaves an attribute out, --junk adds
@@ -15,6 +17,10 @@ way, so the caller checks the errno.
 fail-get: dump ONEPIPE_CMD_FAIL_GET, one JSON object per failure.
 rejoin: send ONEPIPE_CMD_REJOIN; prints "errno <n> <extack>" and, for
 this host's own id, "first <ts>" (the new incarnation's first stamp).
+relay: send ONEPIPE_CMD_RELAY with a packet built from the options (a
+1Pipe header, version 1, type T default DATA, flags F default
+reliable, then N payload bytes), or --raw bytes as they are, or (--short)
+a packet shorter than a header; prints "errno <n> <extack>".
 listen: join the "ctl" multicast group, print each event as one JSON
 object ({"cmd": ..., attrs...}) until N events or SEC seconds; prints
 "ready" first, once it is listening.
@@ -44,15 +50,16 @@ NETLINK_ADD_MEMBERSHIP = 1
 NETLINK_EXT_ACK = 11
 SOL_NETLINK = 270
 NLMSGERR_ATTR_MSG = 1
+NLMSGERR_ATTR_MISS_TYPE = 5
 
 # enum onepipe_cmd
 CMD = {"FAIL": 8, "FAIL_GET": 9, "EV_LINK": 10, "EV_UNREACH": 11,
-       "EV_FAIL_DONE": 12, "REJOIN": 13}
+       "EV_FAIL_DONE": 12, "REJOIN": 13, "EV_RELAY": 14, "RELAY": 15}
 CMD_NAME = {v: k for k, v in CMD.items()}
 # enum onepipe_attr
 A = {"HOST_ID": 1, "EPOCH": 32, "FAIL_HOST": 33, "FAIL_TS": 34,
      "LINK_UP": 35, "LINK_COMMIT": 36, "PEER_HOST": 37, "CONTROLLED": 38,
-     "FAIL_PENDING": 39}
+     "FAIL_PENDING": 39, "PACKET": 40}
 A_NAME = {v: k for k, v in A.items()}
 U64_ATTRS = {"FAIL_TS", "LINK_COMMIT"}
 
@@ -126,9 +133,16 @@ class Genl:
         err = -struct.unpack_from("=i", body)[0]
         msg = ""
         if flags & 0x200:	# NLM_F_ACK_TLVS
-            # the request is not echoed back (capped): 4 + 16 bytes
-            tl = parse_attrs(body[20:])
+            # after the error: the request's header if capped
+            # (NLM_F_CAPPED), else the whole request, echoed
+            off = 16 if flags & 0x100 else \
+                (struct.unpack_from("=I", body, 4)[0] + 3) & ~3
+            tl = parse_attrs(body[4 + off:])
             msg = tl.get(NLMSGERR_ATTR_MSG, b"").rstrip(b"\0").decode()
+            # A missing attribute is named by type, not by a text.
+            if not msg and NLMSGERR_ATTR_MISS_TYPE in tl:
+                msg = "missing attribute %d" % struct.unpack(
+                    "=I", tl[NLMSGERR_ATTR_MISS_TYPE][:4])[0]
         return err, msg
 
 
@@ -138,6 +152,9 @@ def decode(body):
     for t, v in parse_attrs(body[4:]).items():
         name = A_NAME.get(t)
         if not name:
+            continue
+        if name == "PACKET":
+            out["packet"] = v.hex()
             continue
         out[name.lower()] = struct.unpack("=Q" if name in U64_ATTRS
                                           else "=I", v[:8 if name in
@@ -160,6 +177,16 @@ def main():
     r.add_argument("--host", type=int, required=True)
     r.add_argument("--epoch", type=int, default=1)
     r.add_argument("--ts", type=int)
+    rl = sub.add_parser("relay")
+    rl.add_argument("--src", type=int, default=1)
+    rl.add_argument("--dst", type=int, default=2)
+    rl.add_argument("--type", type=int, default=1)
+    rl.add_argument("--flags", type=int, default=0x04)
+    rl.add_argument("--seq", type=int, default=0)
+    rl.add_argument("--ts", type=int, default=1)
+    rl.add_argument("--payload", type=int, default=0)
+    rl.add_argument("--raw")
+    rl.add_argument("--short", action="store_true")
     li = sub.add_parser("listen")
     li.add_argument("--count", type=int, default=1)
     li.add_argument("--timeout", type=float, default=10)
@@ -192,6 +219,21 @@ def main():
         for rep in replies:
             if "fail_ts" in rep:
                 print("first %d" % rep["fail_ts"])
+    elif o.op == "relay":
+        if o.raw is not None:
+            pkt = bytes.fromhex(o.raw)
+        else:
+            # kernel/core/wire.h: version type flags code src dst sport
+            # dport ts barrier commit seq aux frag_idx frag_cnt
+            pkt = struct.pack(">BBBBIIHHQQQIIHH", 1, o.type, o.flags, 0,
+                              o.src, o.dst, 7, 7, o.ts, 0, 0, o.seq,
+                              o.payload, 0, 1) + b"r" * o.payload
+            if o.short:
+                pkt = pkt[:20]
+        g.send(g.fam, NLM_F_REQUEST | NLM_F_ACK, CMD["RELAY"],
+               attr(A["PACKET"], pkt))
+        err, msg = g.ack()
+        print("errno %d %s" % (err, msg))
     elif o.op == "fail-get":
         g.send(g.fam, NLM_F_REQUEST | NLM_F_DUMP, CMD["FAIL_GET"])
         done = False

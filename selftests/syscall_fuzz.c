@@ -8,7 +8,8 @@
  * sendto/sendmsg/sendmmsg, recvfrom/recvmsg/recvmmsg, set/getsockopt,
  * ioctl, poll, epoll, shutdown, fcntl, close of sockets other threads are
  * using, and generic netlink requests of the "onepipe" family (dumps,
- * HOST_SET with valid and invalid attributes, HOST_DOWN).  Run in a
+ * HOST_SET with valid and invalid attributes, HOST_DOWN, RELAY of
+ * mutated 1Pipe packets).  Run in a
  * configured host (syscall_fuzz.sh: h1 of a one-host fabric), the sends
  * reach the transport: sockets bind a few well-known ports and most
  * messages go to those ports of this host, so data is delivered, errors
@@ -94,7 +95,7 @@ enum op {
 	OP_RECVFROM, OP_RECVMSG, OP_RECVMMSG, OP_SETSOCKOPT, OP_GETSOCKOPT,
 	OP_IOCTL, OP_POLL, OP_EPOLL_CTL, OP_EPOLL_WAIT, OP_SHUTDOWN,
 	OP_CLOSE, OP_FCNTL, OP_GETNAME, OP_NL_HOST_GET, OP_NL_DUMP,
-	OP_NL_HOST_SET, OP_NL_HOST_DOWN, OP_NL_BAD, NOPS
+	OP_NL_HOST_SET, OP_NL_HOST_DOWN, OP_NL_RELAY, OP_NL_BAD, NOPS
 };
 
 static const char *const op_name[NOPS] = {
@@ -102,7 +103,7 @@ static const char *const op_name[NOPS] = {
 	"recvfrom", "recvmsg", "recvmmsg", "setsockopt", "getsockopt",
 	"ioctl", "poll", "epoll_ctl", "epoll_wait", "shutdown", "close",
 	"fcntl", "getname", "nl_host_get", "nl_dump", "nl_host_set",
-	"nl_host_down", "nl_bad_cmd",
+	"nl_host_down", "nl_relay", "nl_bad_cmd",
 };
 
 /* Relative weights of the calls in the random mix. */
@@ -114,7 +115,7 @@ static const unsigned int op_weight[NOPS] = {
 	[OP_EPOLL_CTL] = 3, [OP_EPOLL_WAIT] = 3, [OP_SHUTDOWN] = 1,
 	[OP_CLOSE] = 3, [OP_FCNTL] = 2, [OP_GETNAME] = 2,
 	[OP_NL_HOST_GET] = 1, [OP_NL_DUMP] = 2, [OP_NL_HOST_SET] = 1,
-	[OP_NL_HOST_DOWN] = 1, [OP_NL_BAD] = 1,
+	[OP_NL_HOST_DOWN] = 1, [OP_NL_RELAY] = 2, [OP_NL_BAD] = 1,
 };
 static unsigned int weight_sum;
 
@@ -1782,6 +1783,70 @@ static void do_nl_host_down(struct thr *t)
 	schedule_restore(t);
 }
 
+static void put_be(unsigned char *p, uint64_t v, unsigned int n)
+{
+	while (n--) {
+		p[n] = v & 0xff;
+		v >>= 8;
+	}
+}
+
+/*
+ * ONEPIPE_CMD_RELAY: a packet "from the controller", taken in as if from
+ * the network.  Mostly a well-formed header for this host with one or
+ * two fields mutated (type, flags, hosts, sequence numbers, fragments,
+ * lengths), sometimes random bytes or a cut header.  A packet that is
+ * not for the reliable service, or a beacon, must be refused.
+ */
+static void do_nl_relay(struct thr *t)
+{
+	static const uint32_t hosts[] = { 1, 2, 3, 0, 0xfffffffe };
+	unsigned char pkt[1200];
+	uint16_t fam = nl_family(t);
+	unsigned int len, plen, i;
+	uint8_t type, flags;
+	struct nlreq q;
+	int err;
+
+	if (!fam)
+		return;
+	plen = chance(t, 50) ? 0 : rnd(t, sizeof(pkt) - 52);
+	len = 52 + plen;
+	for (i = 0; i < len; i++)
+		pkt[i] = rnd(t, 256);
+	type = chance(t, 90) ? 1 + rnd(t, 6) : rnd(t, 256);
+	flags = chance(t, 80) ? 0x04 | (rnd(t, 256) & 0x3b) : rnd(t, 256);
+	pkt[0] = chance(t, 95) ? 1 : rnd(t, 256);
+	pkt[1] = type;
+	pkt[2] = flags;
+	pkt[3] = rnd(t, 4);
+	put_be(pkt + 4, chance(t, 80) ? hosts[rnd(t, 3)] : hosts[rnd(t, 5)],
+	       4);
+	put_be(pkt + 8, chance(t, 80) ? cfg_id : hosts[rnd(t, 5)], 4);
+	put_be(pkt + 12, rnd(t, 65536), 2);
+	/* Below every port it binds: random data must not reach its sockets. */
+	put_be(pkt + 14, 100 + rnd(t, 4), 2);
+	put_be(pkt + 16, rnd64(t) & 0xffffffffffffULL, 8);
+	/* barrier and commit: ignored when relayed, but checked */
+	put_be(pkt + 24, chance(t, 90) ? rnd64(t) & 0xffffffffffffULL :
+	       rnd64(t), 8);
+	put_be(pkt + 32, chance(t, 90) ? rnd64(t) & 0xffffffffffffULL :
+	       rnd64(t), 8);
+	put_be(pkt + 40, chance(t, 70) ? rnd(t, 64) : rnd64(t), 4);
+	put_be(pkt + 44, chance(t, 70) ? plen : rnd64(t), 4);
+	put_be(pkt + 48, chance(t, 80) ? 0 : rnd(t, 4), 2);
+	put_be(pkt + 50, chance(t, 80) ? 1 : rnd(t, 4), 2);
+	if (chance(t, 5))
+		len = rnd(t, 52);
+	nl_start(&q, fam, NLM_F_ACK, ONEPIPE_CMD_RELAY);
+	nl_put(&q, ONEPIPE_A_PACKET, pkt, len);
+	err = nl_transact(t, &q, "nl_relay");
+	nl_result(t, OP_NL_RELAY, err);
+	if (!err && len >= 52 && (!(flags & 0x04) || type == 2))
+		finding("netlink-relay-accepted",
+			"type %u flags 0x%02x taken in", type, flags);
+}
+
 static void do_nl_bad(struct thr *t)
 {
 	/* No such command, or an event's (multicast only, never a request). */
@@ -1835,6 +1900,7 @@ static void one_op(struct thr *t)
 	case OP_NL_DUMP: do_nl_dump(t); break;
 	case OP_NL_HOST_SET: do_nl_host_set(t); break;
 	case OP_NL_HOST_DOWN: do_nl_host_down(t); break;
+	case OP_NL_RELAY: do_nl_relay(t); break;
 	default: do_nl_bad(t); break;
 	}
 }
