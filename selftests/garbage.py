@@ -76,7 +76,7 @@ def kinds(rng, big):
         # types and flags the wire format does not define (wire.h)
         "type": lambda: header(rng, ptype=rng.choice([0, 7, 8, 0x80,
                                                       0xff])),
-        "flags": lambda: header(rng, flags=rng.choice([0x20, 0x40, 0x80,
+        "flags": lambda: header(rng, flags=rng.choice([0x40, 0x60, 0x80,
                                                        0xff])),
         # DATA whose length fields cannot be right
         "huge_len": lambda: header(rng, aux=rng.choice([65537, 1 << 20,
