@@ -746,12 +746,16 @@ static int op_nl_fail_dump(struct sk_buff *skb, struct netlink_callback *cb)
 /* Events ------------------------------------------------------------------- */
 
 /*
- * Start an event of @on for the controller's agent; NULL if there is no
- * memory (the event is lost: the agent re-reads state when it resyncs).
+ * Start an event of @on for the controller's agent, with room for @size
+ * bytes of attributes besides the host id; NULL if there is no memory
+ * (the event is lost: the agent re-reads state when it resyncs, a relay
+ * is resent).
  */
-static struct sk_buff *op_nl_ev_start(struct op_net *on, u8 cmd, void **hdr)
+static struct sk_buff *op_nl_ev_start(struct op_net *on, u8 cmd,
+				      size_t size, gfp_t gfp, void **hdr)
 {
-	struct sk_buff *msg = genlmsg_new(NLMSG_GOODSIZE, GFP_ATOMIC);
+	struct sk_buff *msg = genlmsg_new(nla_total_size(sizeof(u32)) + size,
+					  gfp);
 
 	if (!msg)
 		return NULL;
@@ -764,7 +768,9 @@ static struct sk_buff *op_nl_ev_start(struct op_net *on, u8 cmd, void **hdr)
 	return msg;
 }
 
-static void op_nl_ev_send(struct op_net *on, struct sk_buff *msg, void *hdr)
+/* Multicast it; @counter counts it if it went out. */
+static void op_nl_ev_send(struct op_net *on, struct sk_buff *msg, void *hdr,
+			  int counter)
 {
 	genlmsg_end(msg, hdr);
 	rcu_read_lock();
@@ -773,7 +779,7 @@ static void op_nl_ev_send(struct op_net *on, struct sk_buff *msg, void *hdr)
 		nlmsg_free(msg);
 	else if (!genlmsg_multicast_netns(&op_genl_family, on->net, msg, 0,
 					  OP_NL_MCGRP_CTL, GFP_ATOMIC))
-		op_count(on, ONEPIPE_C_CTL_EVENTS);
+		op_count(on, counter);
 	rcu_read_unlock();
 }
 
@@ -791,7 +797,9 @@ void op_nl_ev_link(struct op_net *on, bool up, bool has_commit, u64 commit)
 	struct sk_buff *msg;
 	void *hdr;
 
-	msg = op_nl_ev_start(on, ONEPIPE_CMD_EV_LINK, &hdr);
+	msg = op_nl_ev_start(on, ONEPIPE_CMD_EV_LINK,
+			     nla_total_size(sizeof(u32)) +
+			     nla_total_size_64bit(sizeof(u64)), GFP_ATOMIC, &hdr);
 	if (!msg)
 		return;
 	if (nla_put_u32(msg, ONEPIPE_A_LINK_UP, up) ||
@@ -800,7 +808,7 @@ void op_nl_ev_link(struct op_net *on, bool up, bool has_commit, u64 commit)
 		nlmsg_free(msg);
 		return;
 	}
-	op_nl_ev_send(on, msg, hdr);
+	op_nl_ev_send(on, msg, hdr, ONEPIPE_C_CTL_EVENTS);
 }
 
 /**
@@ -815,14 +823,15 @@ void op_nl_ev_unreach(struct op_net *on, u32 host)
 	struct sk_buff *msg;
 	void *hdr;
 
-	msg = op_nl_ev_start(on, ONEPIPE_CMD_EV_UNREACH, &hdr);
+	msg = op_nl_ev_start(on, ONEPIPE_CMD_EV_UNREACH,
+			     nla_total_size(sizeof(u32)), GFP_ATOMIC, &hdr);
 	if (!msg)
 		return;
 	if (nla_put_u32(msg, ONEPIPE_A_PEER_HOST, host)) {
 		nlmsg_free(msg);
 		return;
 	}
-	op_nl_ev_send(on, msg, hdr);
+	op_nl_ev_send(on, msg, hdr, ONEPIPE_C_CTL_EVENTS);
 }
 
 /**
@@ -838,7 +847,8 @@ void op_nl_ev_fail_done(struct op_net *on, u32 epoch, u32 host)
 	struct sk_buff *msg;
 	void *hdr;
 
-	msg = op_nl_ev_start(on, ONEPIPE_CMD_EV_FAIL_DONE, &hdr);
+	msg = op_nl_ev_start(on, ONEPIPE_CMD_EV_FAIL_DONE,
+			     2 * nla_total_size(sizeof(u32)), GFP_ATOMIC, &hdr);
 	if (!msg)
 		return;
 	if (nla_put_u32(msg, ONEPIPE_A_EPOCH, epoch) ||
@@ -846,7 +856,7 @@ void op_nl_ev_fail_done(struct op_net *on, u32 epoch, u32 host)
 		nlmsg_free(msg);
 		return;
 	}
-	op_nl_ev_send(on, msg, hdr);
+	op_nl_ev_send(on, msg, hdr, ONEPIPE_C_CTL_EVENTS);
 }
 
 /**
@@ -861,28 +871,18 @@ void op_nl_ev_relay(struct op_net *on, const struct sk_buff *pkt)
 	struct sk_buff *msg;
 	void *hdr;
 
-	msg = genlmsg_new(nla_total_size(sizeof(u32)) * 2 +
-			  nla_total_size(pkt->len), GFP_KERNEL);
+	msg = op_nl_ev_start(on, ONEPIPE_CMD_EV_RELAY,
+			     nla_total_size(sizeof(u32)) +
+			     nla_total_size(pkt->len), GFP_KERNEL, &hdr);
 	if (!msg)
 		return;
-	hdr = genlmsg_put(msg, 0, 0, &op_genl_family, 0,
-			  ONEPIPE_CMD_EV_RELAY);
-	if (!hdr ||
-	    nla_put_u32(msg, ONEPIPE_A_HOST_ID, READ_ONCE(on->cfg.host_id)) ||
-	    nla_put_u32(msg, ONEPIPE_A_PEER_HOST,
+	if (nla_put_u32(msg, ONEPIPE_A_PEER_HOST,
 			op_hdr_get_dst_host(pkt->data)) ||
 	    nla_put(msg, ONEPIPE_A_PACKET, pkt->len, pkt->data)) {
 		nlmsg_free(msg);
 		return;
 	}
-	genlmsg_end(msg, hdr);
-	rcu_read_lock();
-	if (!READ_ONCE(op_nl_live))
-		nlmsg_free(msg);
-	else if (!genlmsg_multicast_netns(&op_genl_family, on->net, msg, 0,
-					  OP_NL_MCGRP_CTL, GFP_ATOMIC))
-		op_count(on, ONEPIPE_C_RELAY_OUT);
-	rcu_read_unlock();
+	op_nl_ev_send(on, msg, hdr, ONEPIPE_C_RELAY_OUT);
 }
 
 /* cb->args[0]: index of the next port to report. */
