@@ -144,6 +144,14 @@ struct agent {
 	bool resync;
 	/* the event socket overflowed: resync() once it is drained */
 	bool ev_lost;
+	/*
+	 * This host rejoined: REJOINED waits in @rejoined until the event
+	 * socket is drained of the old incarnation's relays (@old_relays
+	 * while it is), see rejoined_report()
+	 */
+	bool rejoined_due;
+	bool old_relays;
+	struct ctl_msg rejoined;
 	/* ONEPIPE_CMD_RELAY requests: a packet and the headers */
 	char *relay_nlbuf;
 	/* a RELAY for the daemon; a message from it (RELAYs too) */
@@ -977,6 +985,10 @@ static void ev_relay(struct agent *a, const struct nlattr **tb)
 		relay_out_drop(a, dst, "EV_RELAY without peer or packet");
 		return;
 	}
+	if (a->old_relays) {
+		relay_out_drop(a, dst, "from this host's old incarnation");
+		return;
+	}
 	plen = mnl_attr_get_payload_len(pa);
 	pkt = mnl_attr_get_payload(pa);
 	if (plen < CTL_RELAY_MIN || plen > CTL_RELAY_MAX) {
@@ -1012,7 +1024,9 @@ static void ev_relay(struct agent *a, const struct nlattr **tb)
 		return;
 	}
 	relay_out_drop(a, dst, n < 0 ? strerror(errno) : "short send");
-	daemon_disconnect(a, n < 0 ? strerror(errno) : "short send");
+	/* No memory for a big datagram is no broken connection. */
+	if (n >= 0 || (errno != ENOBUFS && errno != ENOMEM))
+		daemon_disconnect(a, n < 0 ? strerror(errno) : "short send");
 }
 
 static void ev_msg(struct agent *a, const struct nlmsghdr *nlh)
@@ -1220,7 +1234,31 @@ static void rejoin_reply(struct agent *a, const struct agent_req *r,
 	m.flags = CTL_F_HAS_TS;
 	m.ts = get_u64(tb, ONEPIPE_A_FAIL_TS);
 	logmsg("rejoined: epoch %u, first timestamp %" PRIu64, m.epoch, m.ts);
-	report(a, &m);
+	a->rejoined = m;
+	a->rejoined_due = true;
+}
+
+/**
+ * rejoined_report() - tell the daemon this host rejoined, once it is safe
+ * @a: the agent
+ *
+ * The module dropped the old incarnation's relays before it answered
+ * REJOIN, but those it had already multicast wait on the event socket,
+ * which is not the socket the answer came on.  Sent after REJOINED, they
+ * could reach the daemon once the rejoin is complete, and a late ACK of
+ * an old sequence number would ACK a message of the new incarnation
+ * that never arrived.  So the event socket is drained first (other
+ * events handled as usual), its relays dropped.  Not from
+ * rejoin_reply(): that runs while req_handle() walks @rxbuf, which
+ * ev_read() fills too.
+ */
+static void rejoined_report(struct agent *a)
+{
+	a->rejoined_due = false;
+	a->old_relays = true;
+	ev_read(a);
+	a->old_relays = false;
+	report(a, &a->rejoined);
 }
 
 static void req_error(struct agent *a, struct agent_req *r,
@@ -1423,6 +1461,8 @@ static int run(struct agent *a)
 			ev_read(a);
 		if (p[P_REQ].revents)
 			req_handle(a);
+		if (a->rejoined_due)
+			rejoined_report(a);
 		if (a->dfd >= 0 && p[P_DAEMON].fd == a->dfd &&
 		    p[P_DAEMON].revents) {
 			if (p[P_DAEMON].revents & (POLLIN | POLLHUP | POLLERR))

@@ -574,6 +574,9 @@ static bool client_write(struct client *c, const void *data, size_t len,
 		r = send(c->fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (r == (ssize_t)len)
 			return true;
+		/* No memory for a big datagram: a relay is only a copy. */
+		if (relay && r < 0 && (errno == ENOBUFS || errno == ENOMEM))
+			return false;
 		if (r >= 0 || (errno != EAGAIN && errno != EINTR)) {
 			logmsg(CTL_LOG_INFO, "%s: send: %s",
 			       c->node[0] ? c->node : "client",
