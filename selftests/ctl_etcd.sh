@@ -20,6 +20,11 @@
 #    keeps its lease; fabric kill h3 is decided (epoch 2) and applied at
 #    h1-h2 through the two members left; then the active instance is
 #    killed again and ctl0 takes over with that state.
+#
+# The fabric's constants, the traffic round and its end, ran_ok and
+# keep_ctl_logs are ctl_lib.sh's (ctl_failure.sh's); what is etcd's
+# (polling one instance's role, pid and epoch, a decision applied exactly
+# once across a takeover) is here.
 set -u
 
 # Without endpoints: start the cluster, which runs this script again.
@@ -29,24 +34,16 @@ if [ $# -eq 0 ]; then
 fi
 ETCD_EP=$1
 shift
-source "$(dirname "$0")/lib.sh"
+# ONEPIPED AGENT FABRIC_RUN SCATS SEND_INTERVAL_US INTERVAL_US
+# TIMEOUT_INTERVALS FAULT_AFTER_MS LINGER_MS DECIDE_S and DIAG_KEYS's
+# reliable-service counters: ctl_lib.sh's.
+source "$(dirname "$0")/ctl_lib.sh"
 
-ONEPIPED=${ONEPIPED:-$TOP/userspace/controller/onepiped}
-AGENT=${AGENT:-$TOP/userspace/controller/onepipe-agent}
-FABRIC_RUN=${ONEPIPE_FABRIC_RUN:-/run/onepipe-fabric}
-SCATS=${OP_SCATS:-700}
-SEND_INTERVAL_US=${OP_SEND_INTERVAL_US:-20000}
-INTERVAL_US=${OP_INTERVAL_US:-2000}
-TIMEOUT_INTERVALS=${OP_TIMEOUT_INTERVALS:-100}
 LEASE_S=${OP_ETCD_LEASE_S:-2}
 # Takeover after a crash: at most the lease plus a third of it (the
 # standby campaigns every third); plus what an emulated guest adds.
 TAKEOVER_MAX_MS=$((LEASE_S * 1000 * 4 / 3 + 2000))
-FAULT_AFTER_MS=2000
-LINGER_MS=8000
 PORT=7010
-DECIDE_S=60
-DIAG_KEYS+=" retransmits recalls rx_recalls window_stalls rx_rdm_msgs"
 
 tap_plan "etcd cluster and fabric up with ctl0 active, ctl1 standby" \
 	"kill h4: fabric kill h4 during the traffic" \
@@ -63,28 +60,14 @@ tap_plan "etcd cluster and fabric up with ctl0 active, ctl1 standby" \
 	"etcd member killed: h1-h2 applied epoch 2 (fail show)" \
 	"etcd member killed: ctl-kill active, ctl0 takes over the state"
 
-need_module
-need_tools "$FABRIC" "$TRAFFIC" "$CHECK" "$ONEPIPE" "$ONEPIPED" "$AGENT"
-need_rdm
-[ -e /proc/sys/net/onepipe/controlled ] ||
-	tap_abort "onepipe.ko has no net.onepipe.controlled"
+ctl_prereqs
 diag "etcd endpoints: $ETCD_EP"
-
-# keep_ctl_logs: the fabric's logs (both onepiped instances, agents,
-# switches) into $WORK/fabric, before fabric down removes them.
-keep_ctl_logs()
-{
-	local f
-	mkdir -p "$WORK/fabric"
-	for f in "$FABRIC_RUN"/*.log "$FABRIC_RUN"/topology; do
-		[ -e "$f" ] && cp "$f" "$WORK/fabric/" 2>/dev/null
-	done
-	return 0
-}
 
 # ctl_poll SECS OUT PYEXPR: polls the controller (SHOW through the
 # socket, j = the answer) until PYEXPR holds; the last answer goes to OUT.
-# Prints the seconds it took, or the last phase seen.
+# Prints the seconds it took, or the last phase seen.  Not ctl_lib.sh's
+# ctl_wait, which only knows "idle with exactly these failed hosts": here
+# the instance's role and pid (a takeover) and the epoch count too.
 ctl_poll()
 {
 	python3 - "$ONEPIPE" "$FABRIC_RUN/onepiped.sock" "$@" <<'PY'
@@ -125,9 +108,12 @@ idle_with()
 		"== sorted([$1])"
 }
 
-# applied NAME HOSTS CTLJSON: every host of HOSTS lists each decision of
-# CTLJSON once, done, in onepipe fail show.
-applied()
+# applied_once NAME HOSTS CTLJSON: every host of HOSTS lists each
+# decision of CTLJSON once, done, in onepipe fail show, with its epoch.
+# Stricter than ctl_lib.sh's applied (any later epoch of the procedure,
+# repeats not counted): across a takeover, a decision applied twice, or
+# in another epoch, must fail here.
+applied_once()
 {
 	local name=$1 hosts=$2 ctl=$3 h bad=
 	for h in ${hosts//,/ }; do
@@ -195,19 +181,7 @@ fi
 
 # ---------------------------------------------------------- 1. kill h4
 
-logs=()
-for h in 1 2 3 4; do
-	peers=$(for o in 1 2 3 4; do
-		[ "$o" = "$h" ] || printf '%s:%s,' "$o" "$PORT"
-	done)
-	linger=$LINGER_MS
-	[ "$h" = 4 ] && linger=2000
-	logs+=("$WORK/kill-h$h.log")
-	traffic_start "h$h" "$PORT" "$WORK/kill-h$h.log" 180 \
-		--type rdm --size 100 --peers "${peers%,}" --fanout 3 \
-		--scatterings "$SCATS" --interval-us "$SEND_INTERVAL_US" \
-		--linger-ms "$linger" --seed "$PORT" --until-down --quiet
-done
+round kill "$PORT" 4
 traffic_go
 sleep_until $(($(round_start_ns) + FAULT_AFTER_MS * 1000000))
 old=$(cat "$FABRIC_RUN/onepiped-ctl0.pid" 2>/dev/null)
@@ -262,29 +236,13 @@ else
 	diag "$(head -n 40 "$WORK/kill-ctl.out")"
 	tap_fail "kill h4: h4 failed once (epoch 1), phase idle" "$took"
 fi
-applied "kill h4: h1-h3 applied the decision (fail show)" 1,2,3 \
+applied_once "kill h4: h1-h3 applied the decision (fail show)" 1,2,3 \
 	"$WORK/kill-ctl.json"
 
 # The correct hosts' traffic ends by itself; h4's once its transport is
 # down (it is cut off: its messages wait for ACKs that never come).
-bad=
-for e in "${_traffic[@]}"; do
-	pid=${e%%:*}
-	log=${e#*:}
-	[ "$log" = "$WORK/kill-h4.log" ] && h4e=$e && continue
-	rc=0
-	wait "$pid" || rc=$?
-	[ "$rc" = 0 ] || bad+=" $(basename "$log" .log):$rc"
-done
-fx h4 "$ONEPIPE" host down >/dev/null 2>&1 || diag "host down in h4 failed"
-wait "${h4e%%:*}" || diag "h4's op-traffic exited $? (its log may be short)"
-_traffic=()
-step "traffic done"
-if [ -z "$bad" ]; then
-	tap_pass "kill h4: h1-h3 traffic ran"
-else
-	tap_fail "kill h4: h1-h3 traffic ran" "exit status:$bad"
-fi
+round_end 4
+ran_ok "kill h4: h1-h3 traffic ran" "${logs[@]:0:3}"
 n=$(resumed "$done_ns" 1,2,3 "${logs[@]:0:3}")
 if [ "${n:-0}" -gt 0 ]; then
 	tap_pass "kill h4: delivery among h1-h3 resumed" \
@@ -338,7 +296,7 @@ else
 	tap_fail "etcd member killed: kill h3 decided (epoch 2), phase idle" \
 		"$took"
 fi
-applied "etcd member killed: h1-h2 applied epoch 2 (fail show)" 1,2 \
+applied_once "etcd member killed: h1-h2 applied epoch 2 (fail show)" 1,2 \
 	"$WORK/kill3-ctl.json"
 
 out=$(timeout 30 "$FABRIC" ctl-kill active 2>&1)
@@ -353,4 +311,4 @@ else
 	tap_fail "etcd member killed: ctl-kill active, ctl0 takes over the state" \
 		"$took"
 fi
-keep_ctl_logs
+keep_ctl_logs fabric
