@@ -362,35 +362,41 @@ stall_point()
 	fi
 }
 
-# applied NAME HOSTS CTL_JSON: every host of HOSTS lists the controller's
-# decisions in onepipe fail show, done (not pending), with their ts.  The
-# epoch a host shows is that of the last FAIL it answered for the host:
-# a failure decided in epoch E and sent again with a later decision of
-# the same procedure shows that later epoch, so any epoch from E to the
-# controller's current one is accepted.
+# applied NAME HOSTS CTL_JSON [once]: every host of HOSTS lists the
+# controller's decisions in onepipe fail show, done (not pending), with
+# their ts.  The epoch a host shows is that of the last FAIL it answered
+# for the host: a failure decided in epoch E and sent again with a later
+# decision of the same procedure shows that later epoch, so any epoch
+# from E to the controller's current one is accepted.  With "once", each
+# decision is listed exactly once with its own epoch (ctl_etcd.sh: across
+# a takeover, a decision applied twice or in another epoch must fail).
 applied()
 {
-	local name=$1 hosts=$2 ctl=$3 h bad=
+	local name=$1 hosts=$2 ctl=$3 once=${4:-} h bad=
 	for h in ${hosts//,/ }; do
 		fx "h$h" "$ONEPIPE" -j fail show >"$WORK/fail-show-h$h.json" \
 			2>&1 || true
-		python3 - "$ctl" "$WORK/fail-show-h$h.json" <<'PY' || bad+=" h$h"
+		python3 - "$ctl" "$WORK/fail-show-h$h.json" "$once" <<'PY' ||
 import json, sys
 c = json.load(open(sys.argv[1]))["controller"]
-want = [(f["host"], f["ts"], f["epoch"]) for f in c["failures"]
-        if "host" in f]
-got = [(f["host"], f["ts"], f["epoch"]) for f in json.load(open(sys.argv[2]))
-       if not f.get("pending")]
-ok = want and all(any(h == gh and ts == gts and e <= ge <= c["epoch"]
-                      for gh, gts, ge in got) for h, ts, e in want)
-sys.exit(0 if ok else 1)
+want = sorted((f["host"], f["ts"], f["epoch"]) for f in c["failures"]
+              if "host" in f)
+got = sorted((f["host"], f["ts"], f["epoch"])
+             for f in json.load(open(sys.argv[2])) if not f.get("pending"))
+if sys.argv[3] == "once":
+    ok = want == [g for g in got if g[0] in {w[0] for w in want}]
+else:
+    ok = all(any(h == gh and ts == gts and e <= ge <= c["epoch"]
+                 for gh, gts, ge in got) for h, ts, e in want)
+sys.exit(0 if want and ok else 1)
 PY
+			bad+=" h$h"
 	done
 	if [ -z "$bad" ]; then
 		tap_pass "$name"
 	else
 		diag "$(head -c 600 "$WORK"/fail-show-h*.json)"
-		tap_fail "$name" "not applied (or pending) at$bad"
+		tap_fail "$name" "not applied${once:+ exactly once} (or pending) at$bad"
 	fi
 }
 
