@@ -222,6 +222,9 @@ struct op_meta_t {
 	/* ingress: where it came from */
 	bit<1>   from_cpu;	/* in through the CPU port */
 	bit<1>   known;		/* in through a configured port */
+	bit<32>  my_ip;		/* ... whose address is this */
+	bit<16>  my_udp;	/* ... and UDP port this */
+	bit<1>   ip_bad;	/* the IPv4 header checksum is wrong (wrapper) */
 	op_idx_t in_idx;
 	bit<1>   in_up;		/* the input faces up */
 	bit<1>   resubmitted;	/* second pass (wrapper sets it) */

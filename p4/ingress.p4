@@ -238,8 +238,16 @@ control OpBarriers(inout op_headers_t hdr, inout op_meta_t m,
 				(bit<1>)((hdr.ctl.which & OP_KILL_COMMIT) != 0);
 			m.s.ghold = (bit<1>)((hdr.ctl.which & OP_KILL_HOLD) != 0);
 		} else {
+			/*
+			 * Ours: UDP to the port's own address, like the
+			 * datagrams the software switch's socket receives;
+			 * RoCEv2 to any (verbs fabrics address no switch).
+			 */
 			if (m.known == 0 || hdr.ctl.isValid() ||
-			    !hdr.udp.isValid()) {
+			    !hdr.udp.isValid() || m.ip_bad == 1 ||
+			    (hdr.udp.dst_port != ROCE_UDP_PORT &&
+			     (hdr.udp.dst_port != m.my_udp ||
+			      hdr.ipv4.dst_addr != m.my_ip))) {
 				OP_COUNT(rx_other, 0);
 				m.drop = 1;
 				return;
@@ -247,6 +255,7 @@ control OpBarriers(inout op_headers_t hdr, inout op_meta_t m,
 			if (m.resubmitted == 0)
 				OP_COUNT(rx_pkts, m.in_idx);
 			if (!hdr.op.isValid() ||
+			    hdr.udp.len != hdr.ipv4.total_len - IPV4_LEN ||
 			    !op_valid(hdr.op, hdr.udp.len, hdr.bth.isValid())) {
 				OP_COUNT(rx_bad, m.in_idx);
 				m.drop = 1;
@@ -367,11 +376,13 @@ control OpIngress(inout op_headers_t hdr, inout op_meta_t m, in bit<9> in_port)
 		size = 1;
 	}
 
-	action set_in(op_idx_t idx, bit<1> up)
+	action set_in(op_idx_t idx, bit<1> up, bit<32> ip, bit<16> udp)
 	{
 		m.known = 1;
 		m.in_idx = idx;
 		m.in_up = up;
+		m.my_ip = ip;
+		m.my_udp = udp;
 	}
 
 	action set_cpu()

@@ -4,7 +4,7 @@
  * their intrinsic metadata and then hand the rest of the frame to
  * OpParser.  What it accepts:
  *
- *   Ethernet / IPv4 (no options) / UDP (any port but 4791) / 1Pipe
+ *   Ethernet / IPv4 (no options, unfragmented) / UDP (not 4791) / 1Pipe
  *                                 the UDP transport: rewritten in flight
  *   Ethernet / IPv4 / UDP 4791 / BTH (UD SEND only) / DETH / 1Pipe
  *                                 RoCEv2, the verbs transport: forwarded
@@ -19,9 +19,22 @@
 #ifndef OP_PARSER_P4
 #define OP_PARSER_P4
 
-parser OpParser(packet_in pkt, out op_headers_t hdr)
+/*
+ * @ip_bad: the IPv4 header checksum is wrong, where the architecture
+ * checks it in the parser (OP_PARSER_CSUM); else 0 and the wrapper
+ * checks it.
+ */
+#ifndef OP_PARSER_CSUM
+#define OP_PARSER_CSUM_DECL
+#define OP_PARSER_CSUM(ipv4, bad)
+#endif
+
+parser OpParser(packet_in pkt, out op_headers_t hdr, out bit<1> ip_bad)
 {
+	OP_PARSER_CSUM_DECL
+
 	state start {
+		ip_bad = 0;
 		pkt.extract(hdr.ethernet);
 		transition select(hdr.ethernet.ether_type) {
 		ETHERTYPE_IPV4: parse_ipv4;
@@ -40,9 +53,12 @@ parser OpParser(packet_in pkt, out op_headers_t hdr)
 
 	state parse_ipv4 {
 		pkt.extract(hdr.ipv4);
+		OP_PARSER_CSUM(hdr.ipv4, ip_bad)
+		/* a whole datagram: no fragment (MF clear, offset 0) */
 		transition select(hdr.ipv4.version, hdr.ipv4.ihl,
-				  hdr.ipv4.frag_off, hdr.ipv4.protocol) {
-		(4, 5, 0, IP_PROTO_UDP): parse_udp;
+				  hdr.ipv4.flags[0:0], hdr.ipv4.frag_off,
+				  hdr.ipv4.protocol) {
+		(4, 5, 0, 0, IP_PROTO_UDP): parse_udp;
 		default: accept;
 		}
 	}

@@ -44,6 +44,12 @@ struct op_pair_t {
 #define OP_UP_PICK(pick, src, dst, n) \
 	pick = flow_hash.get({ src, dst });
 
+/* The parser checks the IPv4 header checksum (what fails it is not ours). */
+#define OP_PARSER_CSUM_DECL Checksum() ipv4_csum;
+#define OP_PARSER_CSUM(ipv4, bad) \
+	ipv4_csum.add(ipv4); \
+	bad = (bit<1>)ipv4_csum.verify();
+
 #include "../headers.p4"
 #include "../common.p4"
 #include "../parser.p4"
@@ -121,7 +127,7 @@ parser TnaIngressParser(packet_in pkt, out op_tna_headers_t hdr,
 	}
 
 	state parse_frame {
-		op_parser.apply(pkt, hdr.op);
+		op_parser.apply(pkt, hdr.op, md.op.ip_bad);
 		transition accept;
 	}
 }
@@ -199,6 +205,7 @@ parser TnaEgressParser(packet_in pkt, out op_tna_headers_t hdr,
 		       out egress_intrinsic_metadata_t eg_intr_md)
 {
 	OpParser() op_parser;
+	bit<1> ip_bad;	/* checked in ingress */
 
 	state start {
 		pkt.extract(eg_intr_md);
@@ -224,7 +231,7 @@ parser TnaEgressParser(packet_in pkt, out op_tna_headers_t hdr,
 		md.op.c_down = hdr.bridge.c_down;
 		md.op.ver_all = hdr.bridge.ver_all;
 		md.op.ver_down = hdr.bridge.ver_down;
-		op_parser.apply(pkt, hdr.op);
+		op_parser.apply(pkt, hdr.op, ip_bad);
 		transition accept;
 	}
 }

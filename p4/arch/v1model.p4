@@ -84,15 +84,26 @@ parser V1Parser(packet_in pkt, out op_headers_t hdr, inout op_v1_meta_t meta,
 {
 	OpParser() op_parser;
 
+	bit<1> ip_bad;	/* V1VerifyChecksum's job */
+
 	state start {
-		op_parser.apply(pkt, hdr);
+		op_parser.apply(pkt, hdr, ip_bad);
 		transition accept;
 	}
 }
 
+/* The kernel drops what fails it before the software switch reads it. */
 control V1VerifyChecksum(inout op_headers_t hdr, inout op_v1_meta_t meta)
 {
-	apply { }
+	apply {
+		verify_checksum(hdr.ipv4.isValid(),
+				{ hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.tos,
+				  hdr.ipv4.total_len, hdr.ipv4.id,
+				  hdr.ipv4.flags, hdr.ipv4.frag_off,
+				  hdr.ipv4.ttl, hdr.ipv4.protocol,
+				  hdr.ipv4.src_addr, hdr.ipv4.dst_addr },
+				hdr.ipv4.hdr_checksum, HashAlgorithm.csum16);
+	}
 }
 
 #ifdef OP_VIRTUAL_CLOCK
@@ -113,6 +124,7 @@ control V1Ingress(inout op_headers_t hdr, inout op_v1_meta_t meta,
 		meta.op.admit = meta.admit;
 		meta.op.notify = meta.notify;
 		meta.op.resubmitted = meta.resubmitted;
+		meta.op.ip_bad = (bit<1>)(std.checksum_error == 1);
 		if (meta.resubmitted == 0)
 			meta.in_port = std.ingress_port;
 		op_ingress.apply(hdr, meta.op, meta.in_port);

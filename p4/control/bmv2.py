@@ -382,6 +382,18 @@ class Switch:
                             "return (it saturates reads to a signed 64-bit int)")
         return raw
 
+    def registers(self):
+        """The full names of the program's register arrays, sorted."""
+        return sorted(self._registers)
+
+    def register_width(self, name):
+        """The cell width of register array NAME, in bits."""
+        return self._register(name).width
+
+    def has_view(self, name):
+        """Whether register array NAME has a 32-bit view (OP_VIEW)."""
+        return self._register(name).name + "_view" in self._registers
+
     def reg_read(self, name, index):
         """Cell INDEX of register array NAME, as an unsigned int.  In a
         register of 64 bits or more, a cell holding 2^63 - 1 or more
@@ -401,11 +413,11 @@ class Switch:
 
     def reg_read_wide(self, name):
         """Every cell of register array NAME, however wide, as a list of
-        unsigned ints: registers wider than 63 bits are read from the
-        32-bit view the program keeps of them, NAME_view (OP_VIEW in
-        p4/arch/v1model.p4); others as reg_read_all() reads them."""
+        unsigned ints: a register the program keeps a 32-bit view of,
+        NAME_view (OP_VIEW in p4/arch/v1model.p4), is read from it;
+        others as reg_read_all() reads them."""
         r = self._register(name)
-        if r.width < 64:
+        if not self.has_view(name):
             return self.reg_read_all(name)
         words = -(-r.width // 32)
         view = self.reg_read_all(name + "_view")

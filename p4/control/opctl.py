@@ -169,7 +169,7 @@ class BarrierSwitch:
                     [self.cpu_port])
         for p in self.ports:
             t.table_add(ING + "in_port_map", ING + "set_in", [p.dp_port],
-                        [p.idx, int(p.up)])
+                        [p.idx, int(p.up), ip_int(p.my_ip), p.my_udp])
             t.table_add(EGR + "out_port_map", EGR + "set_out", [p.dp_port],
                         [p.idx, int(p.up), int(p.roce), mac_int(p.my_mac),
                          ip_int(p.my_ip), p.my_udp, mac_int(p.peer_mac),

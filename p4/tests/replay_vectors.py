@@ -20,31 +20,22 @@ Usage (root): replay_vectors.py [--json FILE] [--only SCENARIO] VECTORS
 """
 
 import argparse
-import os
 import select
 import socket
 import struct
-import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "control"))
-
-import bmv2  # noqa: E402
-import decide  # noqa: E402
+import rig
+from rig import (T_DATA, T_BEACON, T_ACK, T_NAK, T_RECALL, T_PROBE,
+                 F_RELIABLE, F_NOBARRIER, F_NOCOMMIT, F_UNORDERED, F_ECE,
+                 HDR_LEN, op_hdr, ip_csum)
+import decide  # noqa: E402 (rig puts p4/control on the path)
 import opctl  # noqa: E402
 
-NPORTS = 8		# vector ports (bmv2 ports 1..8)
-CPU_PORT = 64
-THRIFT = 9090
-
-T_DATA, T_BEACON, T_ACK, T_NAK, T_RECALL, T_PROBE = 1, 2, 3, 4, 5, 6
-F_UNORDERED, F_NOBARRIER, F_RELIABLE, F_NOCOMMIT, F_ECE = 1, 2, 4, 8, 16
 TYPES = {"data": T_DATA, "beacon": T_BEACON, "ack": T_ACK, "nak": T_NAK,
          "recall": T_RECALL, "probe": T_PROBE}
 FLAGS = {"reliable": F_RELIABLE, "unordered": F_UNORDERED, "ece": F_ECE}
-HDR_LEN = 52
 UNITS = {"ns": 1, "us": 1000, "ms": 1000000, "s": 1000000000}
 
 
@@ -57,13 +48,6 @@ def tm(s):
 
 def num(s):
     return int(s, 0)
-
-
-def op_hdr(typ, flags, src=0, dst=0, ts=0, barrier=0, commit=0, code=0,
-           sport=0, dport=0, seq=0, aux=0, fidx=0, fcnt=0):
-    return struct.pack("!BBBBIIHHQQQIIHH", 1, typ, flags, code, src, dst,
-                       sport, dport, ts, barrier, commit, seq, aux, fidx,
-                       fcnt)
 
 
 def build(typ=T_DATA, flags=0, has_barrier=True, barrier=0, has_commit=False,
@@ -86,26 +70,6 @@ def build(typ=T_DATA, flags=0, has_barrier=True, barrier=0, has_commit=False,
         kw.update(aux=4, fcnt=1)
         payload = b"1Pip"
     return bytearray(op_hdr(typ, flags, **kw) + payload)
-
-
-def ip_csum(b):
-    s = sum(struct.unpack("!10H", b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
-
-def datagram(port, payload):
-    """An Ethernet/IPv4/UDP frame from port's peer to the switch."""
-    udp = struct.pack("!HHHH", port.peer_udp, port.my_udp, 8 + len(payload),
-                      0) + payload
-    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0,
-                               0x4000, 64, 17, 0,
-                               socket.inet_aton(port.peer_ip),
-                               socket.inet_aton(port.my_ip)))
-    ip[10:12] = struct.pack("!H", ip_csum(bytes(ip)))
-    return opctl.mac_bytes(port.my_mac) + opctl.mac_bytes(port.peer_mac) + \
-        b"\x08\x00" + bytes(ip) + udp
 
 
 class Out:
@@ -145,22 +109,9 @@ class Out:
 
 class Replay:
     def __init__(self, json_path):
-        self.tap = 0
-        self.failed = 0
-        self.socks = {}
-        for i in range(1, NPORTS + 1):
-            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
-                              socket.htons(0x0003))
-            s.bind((f"h{i}", 0))
-            s.setblocking(False)
-            self.socks[i] = s
-        self.proc = bmv2.start(json_path,
-                               {**{i: f"sw{i}" for i in
-                                   range(1, NPORTS + 1)},
-                                CPU_PORT: "cpu0"},
-                               thrift_port=THRIFT,
-                               log_path=os.environ.get("OP_BMV2_LOG"))
-        self.t = bmv2.Switch(THRIFT, json_path=json_path)
+        self.tap = rig.Tap()
+        self.socks = rig.port_sockets()
+        self.proc, self.t = rig.start_switch(json_path)
         self.bs = None
         self.scenario = None
 
@@ -172,14 +123,7 @@ class Replay:
     # ---- TAP ----
 
     def report(self, ok, text, why=""):
-        self.tap += 1
-        if ok:
-            print(f"ok {self.tap} - {self.scenario}: {text}")
-        else:
-            self.failed += 1
-            print(f"not ok {self.tap} - {self.scenario}: {text}"
-                  + (f" # {why}" if why else ""))
-        sys.stdout.flush()
+        self.tap.ok(ok, f"{self.scenario}: {text}", why)
 
     # ---- the switch ----
 
@@ -188,7 +132,7 @@ class Replay:
         if self.bs:
             self.bs.close()
         self.t.reset()
-        self.bs = opctl.BarrierSwitch(self.t, "cpuh", CPU_PORT,
+        self.bs = opctl.BarrierSwitch(self.t, "cpuh", rig.CPU_PORT,
                                       timeout=1_000_000, slack=0)
         self.dirty = True
         self.last = None	# outputs of the last rx
@@ -258,7 +202,7 @@ class Replay:
         self.clock(now)
         before = self.t.reg_read(opctl.BAR + "rx_pkts", port.idx)
         c0 = self.counters()
-        self.socks[port.dp_port].send(datagram(port, bytes(payload)))
+        self.socks[port.dp_port].send(rig.datagram(port, bytes(payload)))
         self.wait_rx(port.idx, before)
         outs = self.fence()
         c1 = self.counters()
@@ -287,10 +231,7 @@ class Replay:
     def cmd_port(self, a, kv):
         n = len(self.bs.ports) + 1
         hosts = opctl.parse_hosts(kv["hosts"]) if "hosts" in kv else []
-        self.bs.add_port(opctl.Port(
-            a[0], a[1], hosts, n, my_mac=f"02:00:00:00:00:{n:02x}",
-            my_ip=f"10.0.{n}.1", peer_mac=f"02:00:00:00:01:{n:02x}",
-            peer_ip=f"10.0.{n}.2", my_udp=5640, peer_udp=5650 + n))
+        self.bs.add_port(rig.vector_port(a[0], a[1], n, hosts))
         self.dirty = True
 
     def cmd_rx(self, a, kv):
@@ -514,39 +455,15 @@ def fmt_beacons(got):
     return " ".join(f"{k}={v(b)}/{v(c)}" for k, (b, c) in sorted(got.items()))
 
 
-def netns_setup():
-    """Our own namespace: veth pairs swN/hN and cpu0/cpuh, no IPv6."""
-    def sh(*cmd):
-        subprocess.run(cmd, check=True)
-    sh("ip", "link", "set", "lo", "up")
-    for name in ("all", "default"):
-        with open(f"/proc/sys/net/ipv6/conf/{name}/disable_ipv6", "w") as f:
-            f.write("1")
-    pairs = [(f"sw{i}", f"h{i}") for i in range(1, NPORTS + 1)]
-    for a, b in pairs + [("cpu0", "cpuh")]:
-        sh("ip", "link", "add", a, "type", "veth", "peer", "name", b)
-        for dev in (a, b):
-            sh("ip", "link", "set", dev, "up")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--json", default=os.path.join(
-        HERE, "..", "build", "onepipe-vclock.json"))
+    ap.add_argument("--json", default=rig.VCLOCK_JSON)
     ap.add_argument("--only", help="run this scenario only")
     ap.add_argument("vectors")
     args = ap.parse_args()
-    if os.environ.get("OP_REPLAY_INNS") != "1":
-        ns = f"opvec{os.getpid()}"
-        subprocess.run(["ip", "netns", "add", ns], check=True)
-        try:
-            env = dict(os.environ, OP_REPLAY_INNS="1")
-            rc = subprocess.run(["ip", "netns", "exec", ns, sys.executable]
-                                + sys.argv, env=env).returncode
-        finally:
-            subprocess.run(["ip", "netns", "del", ns])
+    rc = rig.in_own_netns(sys.argv)
+    if rc is not None:
         return rc
-    netns_setup()
     r = Replay(args.json)
     try:
         skip = False
@@ -561,9 +478,7 @@ def main():
                     r.run_line(text, " ".join(text.split()))
     finally:
         r.close()
-    print(f"1..{r.tap}")
-    print(f"# {r.tap - r.failed} passed, {r.failed} failed")
-    return 1 if r.failed or not r.tap else 0
+    return r.tap.done()
 
 
 if __name__ == "__main__":
