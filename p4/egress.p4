@@ -35,7 +35,6 @@ const bit<2> OP_EK_PUSH = 2;	/* a copy of a push round */
 
 control OpEgress(inout op_headers_t hdr, inout op_meta_t m, in bit<9> eg_port)
 {
-	bit<64>  cnt_rv;
 	bit<2>   eres;
 
 	/* the port, from the port table */

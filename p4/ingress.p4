@@ -45,11 +45,18 @@
 #define OP_INGRESS_HASH
 #endif
 
-/* Per-port and per-switch counters, read by the control plane. */
+/*
+ * Per-port and per-switch counters, read by the control plane: registers
+ * unless the architecture has counters that cost no register access
+ * (arch/tna.p4).
+ */
+#ifndef OP_COUNTER
 #define OP_COUNTER(name, n) \
+	bit<64> name##_rv; \
 	OP_REG(bit<64>, n, name) \
 	OP_RMW(bit<64>, bit<64>, name, name##_inc, v = v + 1; rv = v;)
-#define OP_COUNT(name, idx) OP_EXEC(name##_inc, idx, cnt_rv)
+#define OP_COUNT(name, idx) OP_EXEC(name##_inc, idx, name##_rv)
+#endif
 
 /* One level of tree T: 64 >> L nodes. */
 #define OP_TREE_LEVEL(T, L, N) \
@@ -151,7 +158,6 @@ control OpBarriers(inout op_headers_t hdr, inout op_meta_t m,
 		   in bit<48> admit_slack, in bit<1> beacon_only,
 		   in bit<1> push_on)
 {
-	bit<64>  cnt_rv;
 
 	OP_COUNTER(rx_pkts, OP_PORTS)
 	OP_COUNTER(rx_beacons, OP_PORTS)
@@ -349,7 +355,6 @@ control OpBarriers(inout op_headers_t hdr, inout op_meta_t m,
 control OpIngress(inout op_headers_t hdr, inout op_meta_t m, in bit<9> in_port)
 {
 	OpBarriers() barriers;
-	bit<64>  cnt_rv;
 	OP_INGRESS_HASH
 
 	/* configuration, set by the control plane */

@@ -44,6 +44,14 @@ struct op_pair_t {
 #define OP_UP_PICK(pick, src, dst, n) \
 	pick = flow_hash.get({ src, dst });
 
+/*
+ * Counters are Tofino's indirect packet counters: no stateful ALU, no
+ * register access (the control plane reads them through bfrt).
+ */
+#define OP_COUNTER(name, n) \
+	Counter<bit<64>, bit<32>>(n, CounterType_t.PACKETS) name;
+#define OP_COUNT(name, idx) name.count((bit<32>)(idx));
+
 /* The parser checks the IPv4 header checksum (what fails it is not ours). */
 #define OP_PARSER_CSUM_DECL Checksum() ipv4_csum;
 #define OP_PARSER_CSUM(ipv4, bad) \
