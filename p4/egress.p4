@@ -29,6 +29,9 @@
 #define OP_VIEW(name, v)
 #endif
 
+/* Far beyond any busy window or push gap: 2^40 ns, about 18 minutes. */
+const bit<48> OP_LONG_AGO = 1 << 40;
+
 const bit<2> OP_EK_FWD  = 0;	/* a forwarded packet */
 const bit<2> OP_EK_TICK = 1;	/* a copy of the beacon tick */
 const bit<2> OP_EK_PUSH = 2;	/* a copy of a push round */
@@ -71,11 +74,23 @@ control OpEgress(inout op_headers_t hdr, inout op_meta_t m, in bit<9> eg_port)
 			v[31:31] = 1;
 	       } else if (m.e.ekind == OP_EK_TICK) {
 			if ((v[31:31] == 0 || m.e.beacon_only == 1) && m.e.esaid == 1) {
-				v[29:0] = m.e.ever;
+				/* a copy overtaken by newer news: no going back */
+				if (d[29:29] == 0)
+					v[29:0] = m.e.ever;
 				rv = 1;
 			}
 			v[31:31] = 0;
-	       } else if (d != 0 &&
+			/*
+			 * Keep both times within 2^47 ns of now, or their
+			 * wrap-around comparisons turn over on a port idle
+			 * that long: far older than any window is as good
+			 * as "long ago".
+			 */
+			if (op_before(lc, m.now - OP_LONG_AGO))
+				v[30:30] = 0;
+			if (op_before(tat, m.now - OP_LONG_AGO))
+				v[127:80] = m.now - OP_LONG_AGO;
+	       } else if (d != 0 && d[29:29] == 0 &&
 			  !(m.e.busy_window != 0 && m.e.beacon_only == 0 &&
 			    v[30:30] == 1 && op_before(m.now, lc + m.e.busy_window)) &&
 			  !op_before(m.now, tat - m.e.push_gap)) {

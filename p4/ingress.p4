@@ -269,8 +269,15 @@ control OpBarriers(inout op_headers_t hdr, inout op_meta_t m,
 			}
 			m.is_roce = (bit<1>)hdr.bth.isValid();
 			OP_EXEC(rx_at_hear, m.in_idx, ok);
-			m.s.lhear = (bit<1>)(beacon_only == 0 ||
-					 hdr.op.type == OP_PKT_BEACON);
+			/*
+			 * Forwarded RoCE frames are never rewritten: the
+			 * barrier they carry is their sender's, not the
+			 * upstream switch's.  Only beacons speak for a link
+			 * there (and in beacon-only mode).
+			 */
+			m.s.lhear = (bit<1>)((beacon_only == 0 &&
+					      !hdr.bth.isValid()) ||
+					     hdr.op.type == OP_PKT_BEACON);
 			m.s.lhas_b = (bit<1>)((hdr.op.flags & OP_F_NOBARRIER) == 0);
 			m.s.lhas_c = (bit<1>)((hdr.op.flags & OP_F_NOCOMMIT) == 0);
 			m.s.lval_b = hdr.op.barrier;
@@ -419,12 +426,17 @@ control OpIngress(inout op_headers_t hdr, inout op_meta_t m, in bit<9> in_port)
 		size = 1024;
 	}
 
-	/* The up ports in port order, for the flow hash. */
+	/*
+	 * The up port of each value of the flow hash (OP_UP_PICK): one
+	 * entry per up port where the hash is taken modulo their number
+	 * (bmv2), one per hash value where it cannot be (Tofino: the
+	 * control plane spreads the 256 values over the up ports).
+	 */
 	table up_port {
 		key = { m.up_pick : exact; }
 		actions = { to_port; NoAction; }
 		default_action = NoAction();
-		size = OP_PORTS;
+		size = 256;
 	}
 
 	apply {

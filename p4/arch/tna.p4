@@ -140,6 +140,8 @@ parser TnaIngressParser(packet_in pkt, out op_tna_headers_t hdr,
 	}
 }
 
+/* the shared code reads metadata it did not write as 0 */
+@pa_auto_init_metadata
 control TnaIngress(inout op_tna_headers_t hdr, inout op_tna_ig_meta_t md,
 		   in ingress_intrinsic_metadata_t ig_intr_md,
 		   in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
@@ -244,6 +246,7 @@ parser TnaEgressParser(packet_in pkt, out op_tna_headers_t hdr,
 	}
 }
 
+@pa_auto_init_metadata
 control TnaEgress(inout op_tna_headers_t hdr, inout op_tna_eg_meta_t md,
 		  in egress_intrinsic_metadata_t eg_intr_md,
 		  in egress_intrinsic_metadata_from_parser_t eg_prsr_md,

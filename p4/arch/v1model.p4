@@ -124,7 +124,15 @@ control V1Ingress(inout op_headers_t hdr, inout op_v1_meta_t meta,
 		meta.op.admit = meta.admit;
 		meta.op.notify = meta.notify;
 		meta.op.resubmitted = meta.resubmitted;
+		/*
+		 * A bad checksum, or a frame shorter than its IP length
+		 * says: what the kernel drops before the software switch
+		 * reads it.
+		 */
 		meta.op.ip_bad = (bit<1>)(std.checksum_error == 1);
+		if (hdr.ipv4.isValid() &&
+		    std.packet_length < 14 + (bit<32>)hdr.ipv4.total_len)
+			meta.op.ip_bad = 1;
 		if (meta.resubmitted == 0)
 			meta.in_port = std.ingress_port;
 		op_ingress.apply(hdr, meta.op, meta.in_port);

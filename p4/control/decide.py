@@ -77,6 +77,8 @@ def expire(links, now, timeout, commit_timeout, controlled):
     mode commit registers never do (the failure controller decides).
     Returns [(port, which, heard_at)] for OP_CTL_KILL frames; all but the
     last carry KILL_HOLD, so that the outputs move once, after every kill.
+    The last frame walks every group: it is from a down port (whose walk
+    covers both ALL and DOWNIN), a kill that names no register if need be.
     """
     kills = []
     for i, (rx_at, lb, lc, up) in enumerate(links):
@@ -89,9 +91,19 @@ def expire(links, now, timeout, commit_timeout, controlled):
         if which:
             which |= KILL_TIMEOUT | (KILL_UP if up else 0)
             kills.append((i, which | KILL_HOLD, rx_at))
-    if kills:
-        i, which, rx_at = kills[-1]
-        kills[-1] = (i, which & ~KILL_HOLD, rx_at)
+    if not kills:
+        return kills
+    down = [k for k in kills if not k[1] & KILL_UP]
+    if down:
+        kills.remove(down[-1])
+        kills.append(down[-1])
+    else:
+        first_down = next((i for i, link in enumerate(links)
+                           if not link[3]), None)
+        if first_down is not None:
+            kills.append((first_down, KILL_ANY | KILL_HOLD, 0))
+    i, which, rx_at = kills[-1]
+    kills[-1] = (i, which & ~KILL_HOLD, rx_at)
     return kills
 
 
@@ -108,17 +120,25 @@ class LinkWatch:
         self.reported = 0
         self.heard = 0
         self.announced = 0
+        self.down_rx_at = {}
 
     def tick(self, seen, now, commit_timeout):
-        """seen: per port, the rx_at of a port heard so far, or None."""
+        """seen: per port, the rx_at of a port heard so far, or None.
+
+        A link found down stays down until its rx_at moves: silence
+        longer than half the 48-bit clock would otherwise look recent.
+        """
         for i, rx_at in enumerate(seen):
             bit = 1 << i
             if rx_at is None:
                 self.down &= ~bit
                 continue
             self.heard |= bit
+            if self.down & bit and self.down_rx_at.get(i) == rx_at:
+                continue
             if ts_diff(now, rx_at) > commit_timeout:
                 self.down |= bit
+                self.down_rx_at[i] = rx_at
             else:
                 self.down &= ~bit
 

@@ -152,7 +152,12 @@ class BarrierSwitch:
         self.watch = decide.LinkWatch()
 
     def apply(self):
-        """Write the configuration into the data plane (from scratch)."""
+        """Write the configuration into the data plane (from scratch).
+
+        Tables only: the registers must be fresh (a new simple_switch,
+        bmv2.Switch.reset(), a reloaded Tofino program), or a port could
+        inherit the registers of another that had its index before.
+        """
         t = self.t
         for table in ("in_port_map", "route", "up_port"):
             t.table_clear(ING + table)
@@ -179,7 +184,11 @@ class BarrierSwitch:
                 t.table_add(ING + "route", ING + "to_port", [(lo, hi)],
                             [p.dp_port, p.idx, int(p.up)],
                             priority=self.route_priority(p.idx))
-        for pick, p in enumerate(ups):
+        # The flow hash's values: modulo the up ports' count on bmv2, a
+        # fixed range where the program cannot divide (Tofino).
+        picks = getattr(t, "HASH_VALUES", None) or len(ups)
+        for pick in range(picks if ups else 0):
+            p = ups[pick % len(ups)]
             t.table_add(ING + "up_port", ING + "to_port", [pick],
                         [p.dp_port, p.idx, 1])
         t.mc_set(ALL_PORTS_GROUP, [p.dp_port for p in self.ports])

@@ -49,6 +49,10 @@ def tna_name(name):
 class Switch:
     """bfrt client of one Tofino device running the barrier program."""
 
+    # arch/tna.p4's flow hash is 8 bits, not taken modulo the up ports:
+    # opctl fills all its values.
+    HASH_VALUES = 256
+
     def __init__(self, p4_name="onepipe", grpc_addr="127.0.0.1:50052",
                  client_id=0, device_id=0, pipe=0):
         self.pipe = pipe

@@ -86,6 +86,20 @@ class TestExpire(unittest.TestCase):
         kills = decide.expire(self.links(TS - 100), 600, 500, 5000, False)
         self.assertEqual(len(kills), 1)
 
+    def test_the_last_kill_walks_every_group(self):
+        # an up port's walk misses DOWNIN: a down port's kill goes last
+        links = [(0, leaf(1), leaf(1), False), (0, leaf(1), leaf(1), True)]
+        kills = decide.expire(links, 1000, 1, 5000, False)
+        self.assertEqual([k[0] for k in kills], [1, 0])
+        self.assertFalse(kills[-1][1] & decide.KILL_HOLD)
+        # only up ports die: a kill of nothing from a down port ends it
+        links = [(999, leaf(1), leaf(1), False), (0, leaf(1), leaf(1), True)]
+        kills = decide.expire(links, 1000, 10, 5000, False)
+        self.assertEqual(len(kills), 2)
+        self.assertTrue(kills[0][1] & decide.KILL_HOLD)
+        self.assertEqual(kills[1][0], 0)
+        self.assertEqual(kills[1][1], decide.KILL_ANY)
+
     def test_up_ports_say_so(self):
         links = [(0, leaf(1), leaf(1), True)]
         which = decide.expire(links, 1000, 1, 5000, False)[0][1]
@@ -104,6 +118,18 @@ class TestLinkWatch(unittest.TestCase):
         self.assertEqual(w.take([7, None]), [(0, True, 7)])
         w.tick([490, None], 500, 100)	# heard again
         self.assertEqual(w.take([8, None]), [(0, False, 8)])
+
+    def test_long_silence_stays_down_across_the_wrap(self):
+        w = decide.LinkWatch()
+        w.tick([0], 50, 100)
+        w.take([1])
+        w.tick([0], 1000, 100)
+        self.assertEqual(w.take([1]), [(0, True, 1)])
+        for now in (1 << 47, (1 << 47) + 10**6, TS):	# half the clock on
+            w.tick([0], now, 100)
+            self.assertEqual(w.take([1]), [], now)
+        w.tick([TS - 5], TS, 100)	# heard: up again
+        self.assertEqual(w.take([1]), [(0, False, 1)])
 
 
 class TestPushDue(unittest.TestCase):

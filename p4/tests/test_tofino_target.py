@@ -231,8 +231,9 @@ class TestTofinoTarget(unittest.TestCase):
                      for k, d in t.entries.items())
         self.assertEqual(got, [(1, 1, 0, 0), (2, 4, 1, 1), (9, 9, 1, 1)])
         up = self.table("up_port")
-        self.assertEqual([d.fields["port"] for d in up.entries.values()],
-                         [12])
+        self.assertEqual(sorted(k[0][1] for k in up.entries), list(range(256)))
+        self.assertEqual({d.fields["port"] for d in up.entries.values()},
+                         {12})
 
     def test_config_defaults(self):
         d = self.table("config").default
