@@ -309,3 +309,9 @@ class BarrierSwitch:
 
     def heard(self):
         return self.watch.heard
+
+    def port_report(self, idx):
+        """What a link report of port idx says now (sw_port_report()):
+        (down, the commit register, or None when it is not in use)."""
+        c = self.leaf(idx, True)
+        return bool(self.watch.down >> idx & 1), c.reg if c.alive else None
