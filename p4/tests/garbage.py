@@ -22,10 +22,8 @@ TAP output.  Usage (root): garbage.py [--json FILE] [--random N]
 
 import argparse
 import random
-import select
 import struct
 import sys
-import time
 
 import rig
 from rig import T_DATA, T_BEACON, F_NOCOMMIT, op_hdr, ipv4, datagram, ether
@@ -176,33 +174,7 @@ class Rig:
         return {r: self.t.reg_read_wide(r) for r in self.regs}
 
     def fence(self):
-        """Everything the switch sent since the last fence, as
-        [(port number, frame)]."""
-        self.bs.ctl(opctl.FENCE)
-        outs = []
-        left = set(range(1, len(self.bs.ports) + 1))
-        deadline = time.monotonic() + 5
-        while left:
-            wait = deadline - time.monotonic()
-            if wait <= 0:
-                raise RuntimeError(f"no fence on ports {sorted(left)}")
-            r, _, _ = select.select([self.socks[i] for i in left], [], [],
-                                    wait)
-            for s in r:
-                i = next(k for k, v in self.socks.items() if v is s)
-                while True:
-                    try:
-                        frame, addr = s.recvfrom(4096)
-                    except BlockingIOError:
-                        break
-                    if addr[2] == 4:	# PACKET_OUTGOING: our own
-                        continue
-                    if frame[12:14] == b"\x88\xb5" and \
-                            frame[14] == opctl.FENCE:
-                        left.discard(i)
-                        continue
-                    outs.append((i, frame))
-        return outs
+        return rig.fence(self.bs, self.socks)
 
     def send(self, idx, frame):
         self.socks[idx].send(frame)

@@ -20,7 +20,6 @@ Usage (root): replay_vectors.py [--json FILE] [--only SCENARIO] VECTORS
 """
 
 import argparse
-import select
 import socket
 import struct
 import sys
@@ -153,38 +152,15 @@ class Replay:
     def clock(self, now):
         self.t.reg_write("clock", 0, now)
 
-    def drain(self):
-        """Read every port until its fence copy: the step's output."""
-        outs = []
-        deadline = time.monotonic() + 5
-        left = {i for i in range(1, len(self.bs.ports) + 1)}
-        while left:
-            wait = deadline - time.monotonic()
-            if wait <= 0:
-                raise SystemExit(f"{self.scenario}: no fence on "
-                                 f"{sorted(left)}")
-            r, _, _ = select.select([self.socks[i] for i in left], [], [],
-                                    wait)
-            for s in r:
-                i = next(k for k, v in self.socks.items() if v is s)
-                while True:
-                    try:
-                        frame, addr = s.recvfrom(4096)
-                    except BlockingIOError:
-                        break
-                    if addr[2] == socket.PACKET_OUTGOING:
-                        continue
-                    if frame[12:14] == b"\x88\xb5":
-                        if frame[14] == opctl.FENCE:
-                            left.discard(i)
-                        continue
-                    if frame[12:14] == b"\x08\x00" and frame[23] == 17:
-                        outs.append(Out(self.bs.ports[i - 1], frame))
-        return outs
-
     def fence(self):
-        self.bs.ctl(opctl.FENCE)
-        return self.drain()
+        """Everything each port sent until its fence copy: the step's
+        1Pipe output."""
+        try:
+            outs = rig.fence(self.bs, self.socks)
+        except RuntimeError as e:
+            raise SystemExit(f"{self.scenario}: {e}")
+        return [Out(self.bs.ports[i - 1], f) for i, f in outs
+                if f[12:14] == b"\x08\x00" and f[23] == 17]
 
     def wait_rx(self, idx, before):
         deadline = time.monotonic() + 5

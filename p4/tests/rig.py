@@ -11,10 +11,12 @@ creates and removes, so nothing leaks into the caller's.
 """
 
 import os
+import select
 import socket
 import struct
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "control"))
@@ -85,6 +87,35 @@ def start_switch(json_path=VCLOCK_JSON):
                       thrift_port=THRIFT,
                       log_path=os.environ.get("OP_BMV2_LOG"))
     return proc, bmv2.Switch(THRIFT, json_path=json_path)
+
+
+def fence(bs, socks, timeout=5):
+    """Send a FENCE through the control plane BS and read every port of
+    SOCKS until its copy: [(port number, frame)], everything the switch
+    sent before (our own outgoing frames left out)."""
+    bs.ctl(opctl.FENCE)
+    outs = []
+    left = set(range(1, len(bs.ports) + 1))
+    deadline = time.monotonic() + timeout
+    while left:
+        wait = deadline - time.monotonic()
+        if wait <= 0:
+            raise RuntimeError(f"no fence on ports {sorted(left)}")
+        r, _, _ = select.select([socks[i] for i in left], [], [], wait)
+        for s in r:
+            i = next(k for k, v in socks.items() if v is s)
+            while True:
+                try:
+                    frame, addr = s.recvfrom(4096)
+                except BlockingIOError:
+                    break
+                if addr[2] == socket.PACKET_OUTGOING:
+                    continue
+                if frame[12:14] == b"\x88\xb5" and frame[14] == opctl.FENCE:
+                    left.discard(i)
+                    continue
+                outs.append((i, frame))
+    return outs
 
 
 def op_hdr(typ, flags, src=0, dst=0, ts=0, barrier=0, commit=0, code=0,
