@@ -43,9 +43,11 @@ toolchain's commit and checked on a running simple_switch):
   a message and keeps running.
 """
 
+import ctypes
 import hashlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -382,6 +384,24 @@ class Switch:
                             "return (it saturates reads to a signed 64-bit int)")
         return raw
 
+    def clock_start_ns(self):
+        """When the switch's clock (ingress_global_timestamp, in us) was
+        0, in CLOCK_REALTIME ns: bmv2 counts from its start on the
+        system clock.  The best of a few (since epoch - elapsed) samples:
+        the reads are separate calls, the switch may be descheduled
+        between them."""
+        best = None
+        for _ in range(5):
+            e1 = self._rpc("get_time_elapsed_us",
+                           self._ss.get_time_elapsed_us)
+            t = self._rpc("get_time_since_epoch_us",
+                          self._ss.get_time_since_epoch_us)
+            e2 = self._rpc("get_time_elapsed_us",
+                           self._ss.get_time_elapsed_us)
+            if best is None or e2 - e1 < best[0]:
+                best = (e2 - e1, t - (e1 + e2) // 2)
+        return best[1] * 1000
+
     def registers(self):
         """The full names of the program's register arrays, sorted."""
         return sorted(self._registers)
@@ -524,7 +544,14 @@ def _log_tail(fd, lines=25):
     return "\n".join(data.decode(errors="replace").splitlines()[-lines:])
 
 
-def start(json_path, ports, thrift_port=9090, log_path=None, extra_args=()):
+def _die_with_parent():
+    """In the child: SIGKILL when the parent dies (PR_SET_PDEATHSIG),
+    so that a daemon killed outright leaves no switch forwarding."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+
+
+def start(json_path, ports, thrift_port=9090, log_path=None, extra_args=(),
+          die_with_parent=False):
     """Start simple_switch on the program JSON_PATH and return its Popen
     once its thrift server accepts connections on 127.0.0.1:THRIFT_PORT in
     the caller's network namespace (up to START_TIMEOUT s).
@@ -537,7 +564,8 @@ def start(json_path, ports, thrift_port=9090, log_path=None, extra_args=()):
     written as it happens, never rotated); otherwise only its start-up
     messages are kept, until this returns.  EXTRA_ARGS go after the JSON
     path: general bmv2 options, then "--" and target options
-    (simple_switch has no --cpu-port).
+    (simple_switch has no --cpu-port).  DIE_WITH_PARENT: the switch is
+    killed when the calling process dies.
 
     Raises Bmv2Error if the thrift port is already taken, or if the switch
     exits or does not open the port in time (it is then killed); the
@@ -552,11 +580,17 @@ def start(json_path, ports, thrift_port=9090, log_path=None, extra_args=()):
         cmd += ["-i", f"{number}@{ifname}"]
     if log_path is not None:
         cmd += ["--log-console", "--log-level", "debug"]
+    else:
+        # bmv2 formats every trace message unless told otherwise, even
+        # with no log to write: about four times slower
+        cmd += ["--log-level", "off"]
     cmd += [json_path, *extra_args]
     log = tempfile.TemporaryFile() if log_path is None else open(log_path, "wb")
     with log:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT)
+                                stderr=subprocess.STDOUT,
+                                preexec_fn=_die_with_parent
+                                if die_with_parent else None)
         try:
             up = _wait_for_port("127.0.0.1", thrift_port, START_TIMEOUT, proc)
         except BaseException:  # e.g. KeyboardInterrupt: leave no switch behind

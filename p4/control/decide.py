@@ -107,6 +107,36 @@ def expire(links, now, timeout, commit_timeout, controlled):
     return kills
 
 
+# A kill the control plane sent is tried again this many ticks later if
+# its link is still silent: a frame to the CPU port can be lost.
+RETRY_TICKS = 10
+
+
+def kills_due(rx_at, tried, tick, now, timeout, commit_timeout, controlled):
+    """The ports whose leaves a tick must read to time them out.
+
+    rx_at: per port, the rx_at word (bit 48: heard); tried: per port, the
+    key this returned for it last (updated by the caller once it sent
+    the kills); tick: the tick's number.  A port silent past a timeout is
+    due when it was not tried at this silence and level, or RETRY_TICKS
+    ago.  Returns {port: key}.
+    """
+    due = {}
+    for i, a in enumerate(rx_at):
+        if not a >> 48 & 1:
+            continue
+        silent = ts_diff(now, a & TS_MASK)
+        level = 2 if silent > commit_timeout and not controlled else \
+            1 if silent > timeout else 0
+        if not level:
+            continue
+        last = tried.get(i)
+        if last is None or last[0] != a or last[1] < level or \
+                tick - last[2] >= RETRY_TICKS:
+            due[i] = (a, level, tick)
+    return due
+
+
 class LinkWatch:
     """Controlled mode's link reports (sw_watch_links(), sw_take_reports()).
 
@@ -141,6 +171,11 @@ class LinkWatch:
                 self.down_rx_at[i] = rx_at
             else:
                 self.down &= ~bit
+
+    def due(self):
+        """Whether take() has reports to make."""
+        return bool((self.down ^ self.reported) |
+                    (self.heard & ~self.announced))
 
     def take(self, commits):
         """The reports due: [(port, down, commit or None)].

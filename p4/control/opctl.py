@@ -30,6 +30,7 @@ import struct
 import decide
 
 CTL_ETHERTYPE = 0x88B5
+SOL_PACKET, PACKET_IGNORE_OUTGOING = 263, 23
 TICK, PUSH, KILL, ROUTE, FENCE = 1, 2, 3, 4, 5
 MAX_PORTS = 64
 CPU_SESSION = 1
@@ -124,7 +125,12 @@ class BarrierSwitch:
         self.resumes = [0] * MAX_PORTS
         self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
                                   socket.htons(CTL_ETHERTYPE))
+        # what this socket reads is the switch's (ROUTE answers, the
+        # notification copies of KILL frames), never our own frames
+        self.sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
         self.sock.bind((cpu_if, 0))
+        self.ticks = 0
+        self.tried = {}		# port -> decide.kills_due()'s memory
         self.notifications = 0
 
     def close(self):
@@ -208,27 +214,44 @@ class BarrierSwitch:
 
     # ---- the tick, pushes, RESUME ----
 
-    def links(self):
-        rx_at = self.t.reg_read_all(BAR + "rx_at")
-        lb = self.t.reg_read_all(BAR + "leaf_b")
-        lc = self.t.reg_read_all(BAR + "leaf_c")
-        return [(rx_at[p.idx], decide.Leaf(lb[p.idx]), decide.Leaf(lc[p.idx]),
-                 p.up) for p in self.ports]
+    def leaves(self, commit):
+        """Every port's leaf of one kind, decoded."""
+        cells = self.t.reg_read_all(BAR + ("leaf_c" if commit else "leaf_b"))
+        return [decide.Leaf(cells[p.idx]) for p in self.ports]
 
     def tick(self, now):
-        """The beacon tick at now; returns the link reports it made."""
-        links = self.links()
-        for idx, which, heard_at in decide.expire(
-                [(a & decide.TS_MASK, b, c, up) for a, b, c, up in links],
-                now, self.timeout, self.commit_timeout, self.controlled):
-            self.ctl(KILL, idx, which, heard_at)
+        """The beacon tick at now; returns the link reports it made.
+
+        Reads the liveness registers; the leaves only when a link is
+        silent past a timeout and its kill is not known to have been
+        tried (decide.kills_due()), or when a report is due: a tick must
+        stay cheap on a slow switch CPU.
+        """
+        self.ticks += 1
+        rx_at = self.t.reg_read_all(BAR + "rx_at")
+        rx_at = [rx_at[p.idx] for p in self.ports]
+        due = decide.kills_due(rx_at, self.tried, self.ticks, now,
+                               self.timeout, self.commit_timeout,
+                               self.controlled)
+        lc = None
+        if due:
+            lb, lc = self.leaves(False), self.leaves(True)
+            for idx, which, heard_at in decide.expire(
+                    [(a & decide.TS_MASK, b, c, p.up) for a, b, c, p in
+                     zip(rx_at, lb, lc, self.ports)],
+                    now, self.timeout, self.commit_timeout,
+                    self.controlled):
+                self.ctl(KILL, idx, which, heard_at)
+            for idx, key in due.items():
+                self.tried[idx] = key
         reports = []
         if self.controlled:
             self.watch.tick([a & decide.TS_MASK if a >> 48 & 1 else None
-                             for a, _, _, _ in links], now,
-                            self.commit_timeout)
-            reports = self.watch.take([c.reg if c.alive else None
-                                       for _, _, c, _ in links])
+                             for a in rx_at], now, self.commit_timeout)
+            if self.watch.due():
+                lc = lc or self.leaves(True)
+                reports = self.watch.take([c.reg if c.alive else None
+                                           for c in lc])
         self.ctl(TICK)
         return reports
 

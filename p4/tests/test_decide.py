@@ -106,6 +106,35 @@ class TestExpire(unittest.TestCase):
         self.assertTrue(which & decide.KILL_UP)
 
 
+class TestKillsDue(unittest.TestCase):
+    HEARD = 1 << 48
+
+    def due(self, rx_at, tried, tick, now, controlled=False):
+        return decide.kills_due(rx_at, tried, tick, now, 100, 1000,
+                                controlled)
+
+    def test_only_silent_heard_links(self):
+        rx_at = [self.HEARD | 950, self.HEARD | 0, 0]
+        self.assertEqual(list(self.due(rx_at, {}, 1, 1000)), [1])
+
+    def test_once_per_silence_and_level_then_retried(self):
+        a = self.HEARD | 0
+        d = self.due([a], {}, 1, 500)
+        self.assertEqual(d, {0: (a, 1, 1)})
+        tried = dict(d)
+        self.assertEqual(self.due([a], tried, 2, 600), {})
+        # the commit timeout is a new level
+        self.assertEqual(list(self.due([a], tried, 3, 1500)), [0])
+        # but not in controlled mode, where commits are the controller's
+        self.assertEqual(self.due([a], tried, 3, 1500, True), {})
+        # a kill that was lost is tried again
+        self.assertEqual(list(self.due([a], tried,
+                                       1 + decide.RETRY_TICKS, 600)), [0])
+        # heard since: a new silence
+        b = self.HEARD | 550
+        self.assertEqual(list(self.due([b], tried, 2, 700)), [0])
+
+
 class TestLinkWatch(unittest.TestCase):
     def test_reports(self):
         w = decide.LinkWatch()
@@ -122,7 +151,9 @@ class TestLinkWatch(unittest.TestCase):
     def test_long_silence_stays_down_across_the_wrap(self):
         w = decide.LinkWatch()
         w.tick([0], 50, 100)
+        self.assertTrue(w.due())
         w.take([1])
+        self.assertFalse(w.due())
         w.tick([0], 1000, 100)
         self.assertEqual(w.take([1]), [(0, True, 1)])
         for now in (1 << 47, (1 << 47) + 10**6, TS):	# half the clock on
