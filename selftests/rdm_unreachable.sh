@@ -31,11 +31,12 @@
 # 256) to h4, and all of it must arrive: op-check --reliable --expect-all.
 source "$(dirname "$0")/lib.sh"
 
-# The senders go on for 8 s (400 scatterings, one per 20 ms) though the
+# The senders go on for 12 s (600 scatterings, one per 20 ms) though the
 # link goes down at 1.5 s: on a busy guest "fabric link-down" itself may
-# take seconds (3 s seen under verbs), and only what is stamped after it
-# returned must have failed, so there has to be traffic well after it.
-SCATS=${OP_SCATS:-400}
+# take seconds (3 s seen under verbs, 6.4 s once in CI), and only what is
+# stamped after it returned must have failed, so there has to be traffic
+# well after it.
+SCATS=${OP_SCATS:-600}
 INTERVAL_US=${OP_SEND_INTERVAL_US:-20000}
 DOWN_AFTER_MS=1500
 RTO_MIN_MS=${OP_RDM_RTO_MIN_MS:-50}
