@@ -65,8 +65,10 @@
 #    so that the recall is what this case tests.
 source "$(dirname "$0")/ctl_lib.sh"
 
-HOSTDOWN_SCATS=${OP_SCATS:-400}
-RECALL_SCATS=${OP_SCATS:-500}
+# 12 and 14 s of traffic: a fault takes up to 9 s to inject in a busy
+# emulated guest, and the procedure 3 s more.
+HOSTDOWN_SCATS=${OP_SCATS:-600}
+RECALL_SCATS=${OP_SCATS:-700}
 # Between the two kills: well below the commit timeout (h3 must be dead
 # when FAIL(h4) comes) and well above what a decision takes (h3's
 # report must come after it).

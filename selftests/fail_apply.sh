@@ -79,8 +79,11 @@ ip netns exec op-h2 python3 "$GENL" listen --count 1 --timeout 120 \
 _pids+=("$!")
 common=(--type rdm --size 64 --linger-ms 6000 --quiet)
 traffic_start h2 7001 "$WORK/ack.log" 120 "${common[@]}" --failure-ack-ms 0
+# The unacknowledging socket sees no progress while its messages are
+# held (up to failure_hold_ms after the FAIL, later still in a slow
+# guest): it must not stop lingering before they come.
 traffic_start h2 7002 "$WORK/noack.log" 120 "${common[@]}" \
-	--failure-ack-ms -1
+	--failure-ack-ms -1 --linger-ms $((HOLD_MS + 6000))
 traffic_start h1 7001 "$WORK/h1.log" 120 "${common[@]}" \
 	--peers 2:7001,2:7002 --fanout 2 --scatterings $SCATS \
 	--interval-us $INTERVAL_US

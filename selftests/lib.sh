@@ -293,11 +293,21 @@ fabric_up()
 {
 	"$FABRIC" down >/dev/null 2>&1	# leftovers of an earlier run
 	_fabric_up=1
+	# Over verbs every frame also crosses Soft-RoCE twice (its ICRC in
+	# software), which an emulated guest runs several times slower than
+	# the UDP path: there the defaults below are 3x (ACKs) and 5x (link
+	# timeouts) longer, or the guest's stalls make ordered messages late
+	# and ACKs time out with nothing lost.
+	local ack_ms=1000 tmo_iv=100
+	if [ "$OP_TRANSPORT" = verbs ]; then
+		ack_ms=3000
+		tmo_iv=500
+	fi
 	# ACKs cross three software switches in an emulated guest: allow
 	# them 1 s (scenarios that want the 100 ms default pass their own).
 	case " $* " in
 	*" --ack-timeout-ms "*) ;;
-	*) set -- "$@" --ack-timeout-ms "${OP_ACK_TIMEOUT_MS:-1000}" ;;
+	*) set -- "$@" --ack-timeout-ms "${OP_ACK_TIMEOUT_MS:-$ack_ms}" ;;
 	esac
 	# Beacons every 1 ms on every link of a 7-node fabric keep an
 	# emulated guest busy; a slower beat leaves it time for the tests.
@@ -311,7 +321,7 @@ fabric_up()
 	# then arrive late.  Give links 200 ms unless the scenario says.
 	case " $* " in
 	*" --timeout-intervals "*) ;;
-	*) set -- "$@" --timeout-intervals "${OP_TIMEOUT_INTERVALS:-100}" ;;
+	*) set -- "$@" --timeout-intervals "${OP_TIMEOUT_INTERVALS:-$tmo_iv}" ;;
 	esac
 	# The scenarios test the module's own failure handling unless they
 	# ask for the failure controller (--controller, which fabric runs
