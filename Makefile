@@ -3,6 +3,8 @@
 # Top-level build for AF_ONEPIPE.
 #
 #   make            onepipe.ko and the userspace programs
+#   make debug      onepipe.ko for the sanitizer guest kernel, in
+#                   .build/debug/kernel (tools/vm/run --debug boots it)
 #   make check      fast userspace unit tests of the protocol core and switch
 #   make test       everything: unit tests, then the selftests inside the VM
 #   make install    module (modules_install) and programs into $(DESTDIR)$(PREFIX)
@@ -19,12 +21,15 @@ export KDIR
 USERSPACE_DIRS := userspace tools
 PREFIX ?= /usr/local
 
-.PHONY: all module userspace check test install modules_install clean
+.PHONY: all module debug userspace check test install modules_install clean
 
 all: module userspace
 
 module:
 	$(MAKE) -C kernel KDIR=$(KDIR)
+
+debug:
+	$(MAKE) -C kernel debug
 
 userspace:
 	@for d in $(USERSPACE_DIRS); do $(MAKE) -C $$d || exit 1; done
@@ -46,5 +51,6 @@ install: modules_install
 
 clean:
 	$(MAKE) -C kernel KDIR=$(KDIR) clean
+	rm -rf .build/debug
 	$(MAKE) -C kernel/core/tests clean
 	@for d in $(USERSPACE_DIRS); do $(MAKE) -C $$d clean; done
