@@ -25,7 +25,9 @@
 # - h1 and h2 count relayed packets, and so does the controller;
 # - nobody was declared failed; every message is delivered exactly once,
 #   in one order (op-check --reliable --expect-all);
-# - once the network carries h1's packets again, h1 stops relaying.
+# - once the network carries h1's packets again, h1 stops relaying (new
+#   data ends it: when a timeout in the traffic's last moments started it
+#   again, after 50 more messages from h1 to h2).
 # The delivery stall at h3 (a bystander) during the cut is printed.
 source "$(dirname "$0")/lib.sh"
 
@@ -219,13 +221,32 @@ fi
 run_check "op-check --reliable --expect-all" --reliable --expect-all \
 	"${logs[@]}"
 
-relay=$(ip netns exec op-h1 "$ONEPIPE" -j peer show 2>/dev/null |
-	python3 -c '
+# h1's relay flag towards h2 (0 or 1).
+relay_to_h2()
+{
+	ip netns exec op-h1 "$ONEPIPE" -j peer show 2>/dev/null |
+		python3 -c '
 import json, sys
 for p in json.load(sys.stdin):
     if p.get("host") == 2:
         print(p.get("relay", "?"))
-' 2>/dev/null)
+' 2>/dev/null
+}
+relay=$(relay_to_h2)
+if [ "$relay" = 1 ]; then
+	# Only new data whose ACK the network carries ends relaying, and a
+	# guest stall in the traffic's last moments (2 retries of 20 ms)
+	# can start it again after h1's last message.  Some new data, then.
+	step "h1 still relays to h2 after the traffic: 50 more messages"
+	traffic_start h2 $((PORT + 1)) "$WORK/more-h2.log" 60 --type rdm \
+		--size 100 --linger-ms 3000 --quiet
+	traffic_start h1 $((PORT + 1)) "$WORK/more-h1.log" 60 --type rdm \
+		--size 100 --peers "2:$((PORT + 1))" --scatterings 50 \
+		--interval-us "$SEND_INTERVAL_US" --linger-ms 3000 --quiet
+	traffic_go
+	traffic_wait
+	relay=$(relay_to_h2)
+fi
 if [ "$relay" = 0 ]; then
 	tap_pass "h1 stopped relaying once the network carried its packets"
 else
