@@ -29,9 +29,6 @@ export ONEPIPE_FABRIC_TRANSPORT=$OP_TRANSPORT
 # checks stay as they are.
 OP_SLOW=${OP_SLOW:-1}
 [[ $OP_SLOW =~ ^[1-9][0-9]*$ ]] || { echo "OP_SLOW: not a positive integer" >&2; exit 2; }
-
-# slow SEC: SEC scaled by OP_SLOW.
-slow() { echo $(($1 * OP_SLOW)); }
 # What fabric_up calls when the transport is not available here (fabric
 # exit status 4): by default every point is reported as skipped.
 FABRIC_UNAVAILABLE=${FABRIC_UNAVAILABLE:-tap_skip_all}
@@ -352,9 +349,9 @@ fabric_up()
 	local rc=0
 	case " $* " in
 	*" --wait "*) ;;
-	*) set -- "$@" --wait "$(slow 60)" ;;
+	*) set -- "$@" --wait "$((60 * OP_SLOW))" ;;
 	esac
-	timeout "$(slow 120)" "$FABRIC" up "$@" >"$WORK/fabric-up.out" 2>&1 ||
+	timeout "$((120 * OP_SLOW))" "$FABRIC" up "$@" >"$WORK/fabric-up.out" 2>&1 ||
 		rc=$?
 	if [ "$rc" -eq 4 ]; then
 		"$FABRIC_UNAVAILABLE" "$OP_TRANSPORT transport unavailable: $(
@@ -465,12 +462,6 @@ traffic_start()
 }
 _round=0
 
-# traffic_go [ALIGN OFFSET]: waits (up to 60 s) until every op-traffic of
-# this round has bound its socket (its log has the P line), then sets the
-# start 1 s ahead (with ALIGN and OFFSET, in ns: OFFSET after the first
-# multiple of ALIGN on the wall clock past that).  A process that is not
-# bound by then would see its peers' first messages refused (NOPORT):
-# that is reported.
 # _bound LOG: true once op-traffic's LOG has its P line.  In bash alone:
 # traffic_go polls it while the fabric keeps an emulated guest so busy
 # that every process costs a fraction of a second.
@@ -484,9 +475,15 @@ _bound()
 	return 1
 }
 
+# traffic_go [ALIGN OFFSET]: waits (up to 60 s) until every op-traffic of
+# this round has bound its socket (its log has the P line), then sets the
+# start 1 s ahead (with ALIGN and OFFSET, in ns: OFFSET after the first
+# multiple of ALIGN on the wall clock past that).  A process that is not
+# bound by then would see its peers' first messages refused (NOPORT):
+# that is reported.
 traffic_go()
 {
-	local e log missing deadline=$((SECONDS + $(slow 60))) f=$WORK/start.$_round
+	local e log missing deadline=$((SECONDS + 60 * OP_SLOW)) f=$WORK/start.$_round
 	local start name
 	while :; do
 		missing=
@@ -498,7 +495,7 @@ traffic_go()
 		[ -z "$missing" ] || [ "$SECONDS" -ge "$deadline" ] && break
 		sleep 0.2
 	done
-	[ -z "$missing" ] || diag "not bound after $(slow 60) s:$missing"
+	[ -z "$missing" ] || diag "not bound after $((60 * OP_SLOW)) s:$missing"
 	start=$(($(now_ns) + 1000000000))
 	[ -z "${1:-}" ] || start=$(((start / $1 + 1) * $1 + $2))
 	echo "$start" >"$f.tmp" && mv "$f.tmp" "$f"
@@ -631,7 +628,7 @@ run_check()
 {
 	local name=$1 out=$WORK/op-check-$1.out rc=0
 	shift
-	timeout "$(slow 120)" "$CHECK" "$@" >"$out" 2>&1 || rc=$?
+	timeout "$((120 * OP_SLOW))" "$CHECK" "$@" >"$out" 2>&1 || rc=$?
 	step "op-check done"
 	if [ "$rc" -eq 0 ]; then
 		tap_pass "$name"
