@@ -918,6 +918,7 @@ static int __init onepipe_init(void)
 	err = proto_register(&op_proto, 1);
 	if (err)
 		return err;
+	op_fault_init();
 	err = register_pernet_subsys(&op_net_ops);
 	if (err)
 		goto out_proto;
@@ -939,6 +940,7 @@ out_netlink:
 out_pernet:
 	unregister_pernet_subsys(&op_net_ops);
 out_proto:
+	op_fault_exit();
 	proto_unregister(&op_proto);
 	return err;
 }
@@ -949,6 +951,7 @@ static void __exit onepipe_exit(void)
 	op_verbs_exit();
 	op_netlink_exit();
 	unregister_pernet_subsys(&op_net_ops);
+	op_fault_exit();
 	proto_unregister(&op_proto);
 }
 

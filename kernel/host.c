@@ -190,7 +190,7 @@ struct op_peer *op_peer_get(struct op_net *on, u32 host, gfp_t gfp)
 		return p;
 	if (atomic_inc_return(&on->npeers) > OP_MAX_PEERS)
 		goto out_full;
-	p = kzalloc(sizeof(*p), gfp);
+	p = op_fault_alloc() ? NULL : kzalloc(sizeof(*p), gfp);
 	if (!p)
 		goto out_full;
 	p->host = host;

@@ -756,6 +756,20 @@ static inline int op_verbs_host_info(struct op_net *on,
 }
 #endif
 
+/*
+ * fault_inject.c: /sys/kernel/debug/fail_onepipe fails the module's own
+ * allocations (op_pkt_alloc(), peers, reassembly, recall records).
+ */
+#if IS_ENABLED(CONFIG_FAULT_INJECTION)
+bool op_fault_alloc(void);
+void op_fault_init(void);
+void op_fault_exit(void);
+#else
+static inline bool op_fault_alloc(void) { return false; }
+static inline void op_fault_init(void) { }
+static inline void op_fault_exit(void) { }
+#endif
+
 /* fail.c: the controller's failure decisions applied on this host */
 int op_fail_apply(struct op_net *on, u32 epoch, u32 host, u64 ts,
 		  struct netlink_ext_ack *extack);

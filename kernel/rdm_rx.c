@@ -608,7 +608,8 @@ void op_rdm_rx_recall(struct op_net *on, const struct op_hdr *h,
 		/* Bounded: a forged recall must not cost memory forever. */
 		if (on->nrecalls >= OP_MAX_RECALLS)
 			return;		/* the sender asks again */
-		rc = kmalloc(sizeof(*rc), GFP_ATOMIC | __GFP_NOWARN);
+		rc = op_fault_alloc() ? NULL :
+		     kmalloc(sizeof(*rc), GFP_ATOMIC | __GFP_NOWARN);
 		if (!rc)
 			return;
 		rc->ts = h->ts;

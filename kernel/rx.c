@@ -261,6 +261,8 @@ static struct op_partial *op_partial_new(struct op_net *on, struct op_peer *p,
 	if (!(h->flags & OP_F_RELIABLE) &&
 	    on->pq_bytes + h->aux > OP_MAX_PQ_BYTES)
 		return NULL;
+	if (op_fault_alloc())
+		return NULL;
 	m = kzalloc(sizeof(*m), GFP_ATOMIC | __GFP_NOWARN);
 	if (!m)
 		return NULL;

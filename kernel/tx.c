@@ -12,12 +12,26 @@
 
 #include "onepipe.h"
 
+/**
+ * op_pkt_alloc() - a packet with room for the header and @payload bytes
+ * @on: this host (its transport's headroom is reserved)
+ * @payload: bytes after the 1Pipe header
+ * @gfp: allocation flags
+ *
+ * Every packet the host sends comes from here: data, beacons, ACKs and
+ * NAKs, in process context and in softirq; so this is where
+ * fail_onepipe (fault_inject.c) fails them.
+ *
+ * Return: the packet, data at the header, or NULL without memory.
+ */
 struct sk_buff *op_pkt_alloc(struct op_net *on, unsigned int payload,
 			     gfp_t gfp)
 {
 	unsigned int hr = READ_ONCE(on->headroom);
 	struct sk_buff *skb;
 
+	if (op_fault_alloc())
+		return NULL;
 	skb = alloc_skb(hr + OP_HDR_LEN + payload, gfp | __GFP_NOWARN);
 	if (!skb)
 		return NULL;
