@@ -198,7 +198,7 @@ struct op_peer *op_peer_get(struct op_net *on, u32 host, gfp_t gfp)
 	INIT_LIST_HEAD(&p->ack_node);
 	INIT_LIST_HEAD(&p->partial);
 	op_rdm_peer_init(on, p);
-	old = xa_cmpxchg(&on->peers, host, NULL, p, gfp);
+	old = xa_cmpxchg_bh(&on->peers, host, NULL, p, gfp);
 	if (!old)
 		return p;
 	kfree(p);
@@ -387,7 +387,8 @@ static int __net_init op_net_init(struct net *net)
 	spin_lock_init(&on->rx_lock);
 	spin_lock_init(&on->port_lock);
 	hash_init(on->ports);
-	xa_init(&on->peers);
+	/* Peers are also created in softirq: see struct op_net. */
+	xa_init_flags(&on->peers, XA_FLAGS_LOCK_BH);
 	op_pq_init(&on->pq);
 	op_pq_init(&on->rdm_pq);
 	on->agg.members = 1;	/* the uplink is link 0 */

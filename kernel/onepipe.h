@@ -327,6 +327,10 @@ struct op_counters {
  *	       order.  BH-safe like rx_lock.  push_timer's callback takes
  *	       it: start that timer under it, never cancel it under it.
  *  port_lock: binding of sockets to ports (lookups are RCU).
+ *  peers' xa_lock: innermost, only inside op_peer_get()'s insertion.
+ *	       Peers are created in process context and in softirq (under
+ *	       rx_lock or tx_lock), so it is BH-safe too (XA_FLAGS_LOCK_BH);
+ *	       lookups are RCU.
  */
 struct op_net {
 	struct net *net;
@@ -392,7 +396,7 @@ struct op_net {
 	unsigned int fail_pending;	/* rx_lock: failed peers not @fail_done */
 	unsigned int nholds;		/* rx_lock: sockets holding delivery */
 
-	struct xarray peers;		/* host id -> struct op_peer */
+	struct xarray peers;		/* host id -> op_peer; RCU readers */
 	atomic_t npeers;
 
 	spinlock_t port_lock;		/* binding to ports */
