@@ -334,9 +334,11 @@ static void op_rdm_send_recall(struct op_net *on, struct sk_buff *msg)
 /*
  * Send a message again, with its original stamp and sequence number, as
  * op_xmit_msg() sends it the first time; the header's code says which
- * copy this is (cb->retries), and the receiver's ACK echoes it.
+ * copy this is (cb->retries), and the receiver's ACK echoes it.  False if
+ * the copy could not be built (no memory): nothing left, so the caller
+ * takes back the retry it counted, and the path taught nothing.
  */
-static void op_rdm_resend(struct op_net *on, struct sk_buff *msg)
+static bool op_rdm_resend(struct op_net *on, struct sk_buff *msg)
 {
 	struct sk_buff_head wire;
 
@@ -344,9 +346,11 @@ static void op_rdm_resend(struct op_net *on, struct sk_buff *msg)
 	if (op_msg_packets(on, msg, &wire, GFP_ATOMIC)) {
 		__skb_queue_purge(&wire);
 		op_count(on, ONEPIPE_C_TX_ERRORS);
-		return;
+		return false;
 	}
 	op_xmit_copy(on, msg, &wire, OP_MSG_CB(msg)->retries);
+	op_count(on, ONEPIPE_C_RETRANSMITS);
+	return true;
 }
 
 /* Stamp a scattering whose messages all hold a credit, and send it. */
@@ -762,9 +766,12 @@ static void op_rdm_rack_detect(struct op_net *on, struct op_rdm_tx *t,
 		if (cb->retries >= budget)
 			continue;
 		cb->retries++;
+		if (!op_rdm_resend(on, skb)) {
+			/* Still lost: the next ACK or the timeout tries again. */
+			cb->retries--;
+			continue;
+		}
 		cb->sent_us = now_us;
-		op_rdm_resend(on, skb);
-		op_count(on, ONEPIPE_C_RETRANSMITS);
 		lost = true;
 	}
 	if (lost)
@@ -1196,9 +1203,10 @@ static void op_rdm_tlp(struct op_net *on, struct op_rdm_tx *t, u64 now)
 		if (cb->retries >= budget)
 			return;
 		cb->retries++;
-		cb->sent_us = op_ns_to_us(now);
-		op_rdm_resend(on, skb);
-		op_count(on, ONEPIPE_C_RETRANSMITS);
+		if (op_rdm_resend(on, skb))
+			cb->sent_us = op_ns_to_us(now);
+		else
+			cb->retries--;	/* the timeout tries again */
 		return;
 	}
 }
@@ -1210,6 +1218,13 @@ static void op_rdm_tlp(struct op_net *on, struct op_rdm_tx *t, u64 now)
  * ACKs come before this copy's and nothing more is resent; if messages
  * were lost, this copy's ACK lets RACK resend at once all that was sent
  * before it.  False if it is out of retries: the receiver is given up.
+ *
+ * A copy that could not be built for want of memory here spends no retry
+ * and doubles nothing: it says nothing about the path or the receiver
+ * (TCP does the same on local congestion).  It is tried again after the
+ * timeout without its backoff.  Otherwise a short shortage would make
+ * the retry budget run out, or the backoff keep the commit barrier,
+ * and with it every host's reliable delivery, waiting for seconds.
  */
 static bool op_rdm_timeout(struct op_net *on, struct op_rdm_tx *t, u64 now)
 {
@@ -1219,16 +1234,19 @@ static bool op_rdm_timeout(struct op_net *on, struct op_rdm_tx *t, u64 now)
 	if (skb) {
 		skb_queue_walk_from(&t->out, skb) {
 			struct op_msg_cb *cb = OP_MSG_CB(skb);
+			bool spent = cb->retries < budget;
 
 			if (cb->state != OP_RDM_SENT)
 				continue;
-			if (cb->retries < budget)
-				cb->retries++;
-			else if (op_rdm_out_of_retries(on, t))
+			if (!spent && op_rdm_out_of_retries(on, t))
 				return false;
+			cb->retries += spent;
+			if (!op_rdm_resend(on, skb)) {
+				cb->retries -= spent;
+				t->rto_at = now + op_rdm_rto_backoff(on, t, 0);
+				return true;
+			}
 			cb->sent_us = op_ns_to_us(now);
-			op_rdm_resend(on, skb);
-			op_count(on, ONEPIPE_C_RETRANSMITS);
 			break;
 		}
 	}
