@@ -28,6 +28,19 @@
  *   - per call: how often it ran and its errno histogram; last, the line
  *     "syscall_fuzz: execs N secs S rate R/s findings F hangs H".
  *
+ * With --make-it-fail the worker threads (only they: not the setup, not
+ * the watchdog) set their /proc/thread-self/make-it-fail, so that fault
+ * injection with its task filter on (failslab, fail_page_alloc; see
+ * fault_inject.sh) fails the kernel's allocations in their calls.  The
+ * verdicts stay the same: an allocation failure may only surface as the
+ * ENOMEM/ENOBUFS the API documents, never as a finding.
+ *
+ * --own-host-only sends to this host only, never to the absent hosts
+ * 99, 1000 and 4242: a reliable message to one holds this host's commit
+ * barrier, and so every reliable delivery in the fabric, until its
+ * receiver is given up (seconds), which other traffic sharing the host
+ * may not be able to wait for.
+ *
  * Exit status: 0 clean, 1 findings, 2 usage or setup error, 3 a hang.
  *
  * The seed is printed; a run with the same seed and --threads 1 repeats
@@ -83,6 +96,8 @@ static unsigned int opt_port_base = 7000;
 static unsigned long long opt_seed;
 static bool opt_no_host_set;
 static bool opt_verbose;
+static bool opt_make_it_fail;
+static bool opt_own_host_only;
 /* The host's valid configuration (--host-cfg ID,LOCAL,UPLINK). */
 static bool cfg_known;
 static uint32_t cfg_id = 1;
@@ -204,6 +219,7 @@ struct thr {
 	pthread_t pt;
 	uint64_t rng;
 	int nl;		/* generic netlink socket */
+	bool nl_dump_cut;	/* a dump on it ended in ENOBUFS/ENOMEM */
 	uint32_t nl_seq;
 	int ep;		/* epoll instance */
 	unsigned long execs;
@@ -353,6 +369,8 @@ static socklen_t make_addr(struct thr *t, struct sockaddr_storage *ss,
 	sop->sop_port = pick_port(t);
 	*bad = dest && !sop->sop_port;
 	if (r < 80)
+		return sizeof(*sop);
+	if (r < 84 && opt_own_host_only)
 		return sizeof(*sop);
 	if (r < 84) {
 		/* Other hosts: a few ids only (peers are never freed). */
@@ -1670,6 +1688,7 @@ static void do_nl_dump(struct thr *t)
 	uint16_t fam = nl_family(t);
 	uint8_t cmd = cmds[rnd(t, 5)];
 	struct nlreq q;
+	bool was_cut;
 	int err;
 
 	if (!fam)
@@ -1677,6 +1696,18 @@ static void do_nl_dump(struct thr *t)
 	nl_start(&q, fam, NLM_F_DUMP, cmd);
 	err = nl_transact(t, &q, "nl_dump");
 	nl_result(t, OP_NL_DUMP, err);
+	/*
+	 * A dump the kernel found no memory to continue (ENOBUFS on the
+	 * socket) stays in progress until the socket is read on, and the
+	 * netlink core refuses a new dump on it meanwhile with EBUSY.
+	 */
+	was_cut = t->nl_dump_cut;
+	if (err == -ENOBUFS || err == -ENOMEM)
+		t->nl_dump_cut = true;
+	else if (!err)
+		t->nl_dump_cut = false;
+	if (err == -EBUSY && was_cut)
+		return;
 	if (cmd != ONEPIPE_CMD_HOST_GET && err && err != -ENOBUFS &&
 	    err != -EAGAIN && err != -ENOENT && err != -EOPNOTSUPP &&
 	    err != -ENOMEM)
@@ -1905,15 +1936,31 @@ static void one_op(struct thr *t)
 	}
 }
 
+/* Marks the calling thread for task-filtered faults. */
+static void make_it_fail(void)
+{
+	int fd = open("/proc/thread-self/make-it-fail", O_WRONLY);
+
+	if (fd < 0 || write(fd, "1", 1) != 1) {
+		fprintf(stderr, "syscall_fuzz: make-it-fail: %s\n",
+			strerror(errno));
+		exit(2);
+	}
+	close(fd);
+}
+
 static void *worker(void *arg)
 {
 	struct thr *t = arg;
 
 	t->tid = gettid();
+	if (opt_make_it_fail)
+		make_it_fail();
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		maybe_restore(t);
 		one_op(t);
 	}
+	/* No unmarking: that write could fail too, and the thread ends. */
 	return NULL;
 }
 
@@ -2009,7 +2056,8 @@ static void usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [--seconds N] [--seed S] [--threads T] [--slots K]\n"
 		"	[--host-cfg ID,LOCAL,UPLINK] [--port-base P]\n"
-		"	[--no-host-set] [--hang-secs N] [--verbose]\n", prog);
+		"	[--no-host-set] [--hang-secs N] [--make-it-fail]\n"
+		"	[--own-host-only] [--verbose]\n", prog);
 	exit(2);
 }
 
@@ -2045,6 +2093,8 @@ int main(int argc, char **argv)
 		{ "port-base", required_argument, NULL, 'p' },
 		{ "no-host-set", no_argument, NULL, 'n' },
 		{ "hang-secs", required_argument, NULL, 'H' },
+		{ "make-it-fail", no_argument, NULL, 'F' },
+		{ "own-host-only", no_argument, NULL, 'O' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2066,6 +2116,8 @@ int main(int argc, char **argv)
 		case 'p': opt_port_base = strtoul(optarg, NULL, 0); break;
 		case 'n': opt_no_host_set = true; break;
 		case 'H': opt_hang_secs = strtoul(optarg, NULL, 0); break;
+		case 'F': opt_make_it_fail = true; break;
+		case 'O': opt_own_host_only = true; break;
 		case 'v': opt_verbose = true; break;
 		default: usage(argv[0]);
 		}
@@ -2123,10 +2175,16 @@ int main(int argc, char **argv)
 		setsockopt(t->nl, SOL_SOCKET, SO_RCVTIMEO_OLD, &nltv,
 			   sizeof(nltv));
 		for (k = 0; k < MAX_VLEN; k++) {
+			/*
+			 * Touched now: a page fault whose allocation fails
+			 * under --make-it-fail is only retried, but slowly.
+			 */
 			t->sbuf[k] = malloc(BUF_LEN);
 			t->rbuf[k] = malloc(BUF_LEN);
 			if (!t->sbuf[k] || !t->rbuf[k])
 				return 2;
+			memset(t->sbuf[k], 0, BUF_LEN);
+			memset(t->rbuf[k], 0, BUF_LEN);
 		}
 	}
 	nl_resolve(&thr[0]);
