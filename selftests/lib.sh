@@ -627,7 +627,8 @@ lat_p50()
 		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print 0 }'
 }
 
-# run_check NAME ARGS... LOGS: op-check as test point NAME.
+# run_check NAME ARGS... LOGS: op-check as test point NAME; false if it
+# failed.
 run_check()
 {
 	local name=$1 out=$WORK/op-check-$1.out rc=0
@@ -639,6 +640,7 @@ run_check()
 	else
 		diag "op-check $* exited $rc:" "$(head -n 30 "$out")"
 		tap_fail "$name" "op-check exited $rc"
+		return 1
 	fi
 }
 
@@ -771,6 +773,78 @@ dmesg_mark() { dmesg | wc -l; }
 dmesg_bad_since()
 {
 	dmesg | tail -n +"$(($1 + 1))" | grep -E -- "$BAD_KMSG"
+}
+
+# ------------------------------------------------------------- leaks
+
+KMEMLEAK=/sys/kernel/debug/kmemleak
+
+# kmemleak_clear: forget what kmemleak reported so far (where it exists).
+kmemleak_clear()
+{
+	[ -e "$KMEMLEAK" ] && echo clear >"$KMEMLEAK" 2>/dev/null
+	return 0
+}
+
+# check_kmemleak NAME: test point NAME passes when kmemleak reports no
+# object allocated by the module.  Objects unreferenced for 5 s show up
+# after a scan; two scans, as the documentation advises.  A SKIP where
+# the kernel has no kmemleak (Debian's; the debug kernel has it).
+check_kmemleak()
+{
+	local name=$1 leaks
+	if [ ! -e "$KMEMLEAK" ]; then
+		tap_skip "$name" "no $KMEMLEAK in this kernel (the debug kernel has it)"
+		return
+	fi
+	sleep 5
+	echo scan >"$KMEMLEAK"
+	echo scan >"$KMEMLEAK"
+	cat "$KMEMLEAK" >"$WORK/kmemleak.txt"
+	leaks=$(grep -c 'onepipe\]' "$WORK/kmemleak.txt")
+	if [ "$leaks" -eq 0 ]; then
+		tap_pass "$name" \
+			"$(grep -c '^unreferenced object' "$WORK/kmemleak.txt") reports in all"
+	else
+		diag "$(head -n 60 "$WORK/kmemleak.txt")"
+		tap_fail "$name" "$leaks backtrace lines name the module"
+	fi
+}
+
+# host_drained HOST: the fabric host has no reliable scattering waiting,
+# nothing unacked, an empty reorder queue, and no socket (netlink sock
+# dump); $drain_text says what it has.
+host_drained()
+{
+	local j n
+	j=$(ip netns exec "op-$1" "$ONEPIPE" -j host show 2>/dev/null) || return 1
+	drain_text=$(printf '%s' "$j" | python3 -c '
+import json, sys
+h = json.load(sys.stdin)
+h = h[0] if isinstance(h, list) else h
+print(" ".join("%s=%s" % (k, h.get(k)) for k in
+               ("state", "rdm_waiting", "rdm_unacked", "reorder_depth")))')
+	n=$(ip netns exec "op-$1" "$ONEPIPE" -j sock show 2>/dev/null |
+		python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+	drain_text+=" sockets=${n:-?}"
+	[[ " $drain_text " == *" rdm_waiting=0 "* ]] &&
+		[[ " $drain_text " == *" rdm_unacked=0 "* ]] &&
+		[[ " $drain_text " == *" reorder_depth=0 "* ]] &&
+		[[ " $drain_text " == *" sockets=0 "* ]]
+}
+
+# netns_gone: waits (up to 60 s) until the fabric's namespaces are freed:
+# their cleanup runs from a workqueue after `ip netns del`.
+netns_gone()
+{
+	local deadline=$((SECONDS + 60))
+	ip netns list | grep -q '^op-' || return 0
+	while ip netns list | grep -q '^op-'; do
+		[ "$SECONDS" -ge "$deadline" ] && return 1
+		sleep 0.5
+	done
+	# the netns cleanup work and RCU callbacks after it
+	sleep 3
 }
 
 # wait_port_state SWITCH PORT STATE SECONDS: polls the switch's stats.

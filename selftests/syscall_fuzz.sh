@@ -26,18 +26,15 @@
 #   VM_PASSENV="FUZZ_SECS" FUZZ_SECS=14400 \
 #	tools/vm/run --smp 2 --timeout 15400 -- selftests/syscall_fuzz.sh
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fuzz_lib.sh"
 
-FUZZ=$TOP/selftests/syscall_fuzz
 FUZZ_SECS=${FUZZ_SECS:-60}
 RMMOD_SECS=${RMMOD_SECS:-20}
-FUZZ_THREADS=${FUZZ_THREADS:-4}
-FUZZ_SEED=${FUZZ_SEED:-$(($(date +%s%N) % 1000000007))}
 # Slab tolerances, see slab_compare.
 SLAB_TOL_SKB=${SLAB_TOL_SKB:-512}
 SLAB_TOL_KMALLOC_KB=${SLAB_TOL_KMALLOC_KB:-4096}
-KMEMLEAK=/sys/kernel/debug/kmemleak
 
-tap_plan "fuzzer ran without a crash or hang" "no API findings" \
+tap_plan "fuzzer ran without a crash or hang" "fuzzer ran: no API findings" \
 	"traffic flowed: delivered on both services, failures queued" \
 	"host state drains once the sockets are closed" \
 	"no socket left in the host's netns" \
@@ -62,25 +59,11 @@ family_works()
 	python3 -c 'import socket; socket.socket(23, socket.SOCK_DGRAM, 0).close()'
 }
 
-# h1 CMD...: run CMD in the fabric's host h1.
-h1() { ip netns exec op-h1 "$@"; }
-
 # host_set: h1's configuration as the fabric made it (read at start).
 host_set()
 {
 	h1 "$ONEPIPE" host set id "$HOST_ID" transport udp local "$LOCAL" \
 		uplink "$UPLINK"
-}
-
-# fuzz_run LOG SECS ARGS...: the fuzzer in h1, bounded even if its own
-# watchdog cannot end it; its exit status.
-fuzz_run()
-{
-	local log=$1 secs=$2
-	shift 2
-	h1 timeout -k 10 $((secs + 120)) "$FUZZ" --seconds "$secs" \
-		--seed "$FUZZ_SEED" --threads "$FUZZ_THREADS" "$@" \
-		>"$log" 2>&1
 }
 
 # slab_snapshot FILE: "NAME ACTIVE_OBJS OBJSIZE" of the caches we watch,
@@ -133,63 +116,6 @@ slab_compare()
 	return $ok
 }
 
-# netns_gone: waits (up to 60 s) until the fabric's namespaces are freed:
-# their cleanup runs from a workqueue after `ip netns del`.
-netns_gone()
-{
-	local deadline=$((SECONDS + 60))
-	ip netns list | grep -q '^op-' || return 0
-	while ip netns list | grep -q '^op-'; do
-		[ "$SECONDS" -ge "$deadline" ] && return 1
-		sleep 0.5
-	done
-	# the netns cleanup work and RCU callbacks after it
-	sleep 3
-}
-
-# host_drained: h1's host has no reliable scattering waiting, nothing
-# unacked, an empty reorder queue, and no socket (netlink sock dump).
-host_drained()
-{
-	local j n
-	j=$(h1 "$ONEPIPE" -j host show 2>/dev/null) || return 1
-	drain_text=$(printf '%s' "$j" | python3 -c '
-import json, sys
-h = json.load(sys.stdin)
-h = h[0] if isinstance(h, list) else h
-print(" ".join("%s=%s" % (k, h.get(k)) for k in
-               ("state", "rdm_waiting", "rdm_unacked", "reorder_depth")))')
-	n=$(h1 "$ONEPIPE" -j sock show 2>/dev/null |
-		python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
-	drain_text+=" sockets=${n:-?}"
-	[[ " $drain_text " == *" rdm_waiting=0 "* ]] &&
-		[[ " $drain_text " == *" rdm_unacked=0 "* ]] &&
-		[[ " $drain_text " == *" reorder_depth=0 "* ]] &&
-		[[ " $drain_text " == *" sockets=0 "* ]]
-}
-
-# sockets_used: sockets in use in h1's netns (/proc/net/sockstat is per netns).
-sockets_used()
-{
-	# shellcheck disable=SC2016 # awk's fields, not the shell's
-	h1 awk '$1 == "sockets:" { print $3 }' /proc/net/sockstat
-}
-
-# fuzz_verdict LOG RC: sets $verdict (empty if no crash/hang) and $rate.
-fuzz_verdict()
-{
-	local log=$1 rc=$2
-	rate=$(awk '$1 == "syscall_fuzz:" && $2 == "execs" {
-		r = $3 " execs in " $5 " s, " $7 } END { print r }' "$log")
-	case "$rc" in
-	0 | 1) verdict= ;;
-	3) verdict="hang: $(grep -m 1 '^HANG' "$log")" ;;
-	124 | 137) verdict="killed by the outer timeout (exit $rc)" ;;
-	*) verdict="exit status $rc" ;;
-	esac
-	[ -n "$verdict" ] || [ -n "$rate" ] || verdict="no summary line"
-}
-
 # ------------------------------------------------------------ prereqs
 
 mark=$(dmesg_mark)
@@ -197,9 +123,7 @@ need_tools "$FUZZ" "$ONEPIPE" "$FABRIC"
 [ "$OP_TRANSPORT" = udp ] ||
 	tap_skip_all "the fuzzer's HOST_SET speaks the UDP transport only"
 need_module
-if [ -e "$KMEMLEAK" ]; then
-	echo clear >"$KMEMLEAK" 2>/dev/null
-fi
+kmemleak_clear
 
 # Slab baseline with no fabric, like the measurement after it.
 "$FABRIC" down >/dev/null 2>&1
@@ -258,24 +182,10 @@ step "fuzzer exited $rc; racer cycled the host $cycles times"
 # The host as the fabric made it, whatever the fuzzer and racer left.
 host_set >/dev/null 2>&1 || diag "could not set h1's host up again"
 
-fuzz_verdict "$WORK/fuzz.out" "$rc"
 # The calls' errno histograms, for the record.
 diag "$(sed -n '/^calls and their results/,$p' "$WORK/fuzz.out")"
-if [ -z "$verdict" ]; then
-	tap_pass "fuzzer ran without a crash or hang" "seed $FUZZ_SEED, $rate"
-else
-	diag "$(grep -A 60 '^HANG' "$WORK/fuzz.out" | head -n 80)"
-	diag "$(tail -n 5 "$WORK/fuzz.out")"
-	tap_fail "fuzzer ran without a crash or hang" "seed $FUZZ_SEED: $verdict"
-fi
+fuzz_points "fuzzer ran" "$WORK/fuzz.out" "$rc"
 echo "# execs/s: ${rate:-unknown}"
-if [ "$rc" -eq 0 ]; then
-	tap_pass "no API findings"
-else
-	nf=$(sed -n 's/.* findings \([0-9]*\) .*/\1/p' "$WORK/fuzz.out" | tail -n 1)
-	diag "$(grep '^FINDING\|^finding ' "$WORK/fuzz.out" | head -n 40)"
-	tap_fail "no API findings" "${nf:-?} findings (seed $FUZZ_SEED)"
-fi
 
 # The fuzz meant something only if its messages crossed the transport:
 # best-effort and reliable deliveries, and send failures reported back.
@@ -299,10 +209,10 @@ fi
 # Closed sockets' reliable messages are committed or given up within the
 # retry budget (a few s); allow 30 s on a loaded emulator.
 deadline=$((SECONDS + 30))
-until host_drained || [ "$SECONDS" -ge "$deadline" ]; do
+until host_drained h1 || [ "$SECONDS" -ge "$deadline" ]; do
 	sleep 1
 done
-if host_drained; then
+if host_drained h1; then
 	tap_pass "host state drains once the sockets are closed" "$drain_text"
 else
 	tap_fail "host state drains once the sockets are closed" \
@@ -393,26 +303,7 @@ else
 		"${verdict:-fuzzer ok}; ${badr:-rmmod ok}; ${refused:-0} refused"
 fi
 
-# kmemleak: objects unreferenced for 5 s show up after a scan; two scans
-# (as the documentation advises) and only reports naming the module.
-if [ -e "$KMEMLEAK" ]; then
-	sleep 5
-	echo scan >"$KMEMLEAK"
-	echo scan >"$KMEMLEAK"
-	cat "$KMEMLEAK" >"$WORK/kmemleak.txt"
-	leaks=$(grep -c 'onepipe\]' "$WORK/kmemleak.txt")
-	if [ "$leaks" -eq 0 ]; then
-		tap_pass "kmemleak reports nothing from onepipe" \
-			"$(grep -c '^unreferenced object' "$WORK/kmemleak.txt") reports in all"
-	else
-		diag "$(head -n 60 "$WORK/kmemleak.txt")"
-		tap_fail "kmemleak reports nothing from onepipe" \
-			"$leaks backtrace lines name the module"
-	fi
-else
-	tap_skip "kmemleak reports nothing from onepipe" \
-		"no $KMEMLEAK in this kernel (the debug kernel has it)"
-fi
+check_kmemleak "kmemleak reports nothing from onepipe"
 
 # Slab usage with the fabric gone again.
 timeout 60 "$FABRIC" down >"$WORK/fabric-down1.out" 2>&1 ||
