@@ -847,6 +847,21 @@ netns_gone()
 	sleep 3
 }
 
+# check_klog NAME MARK: test point NAME passes when the kernel logged
+# nothing bad after MARK (dmesg_mark); else the bad lines, with context.
+check_klog()
+{
+	local bad
+	bad=$(dmesg_bad_since "$2")
+	if [ -z "$bad" ]; then
+		tap_pass "$1"
+	else
+		diag "$(dmesg | tail -n +"$(($2 + 1))" |
+			grep -E -B 2 -A 30 -- "$BAD_KMSG" | head -n 120)"
+		tap_fail "$1" "$(echo "$bad" | head -n 1)"
+	fi
+}
+
 # wait_port_state SWITCH PORT STATE SECONDS: polls the switch's stats.
 wait_port_state()
 {

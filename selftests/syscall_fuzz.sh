@@ -335,10 +335,4 @@ else
 	tap_fail "insmod again works" "$out"
 fi
 
-bad=$(dmesg_bad_since "$mark")
-if [ -z "$bad" ]; then
-	tap_pass "kernel log clean"
-else
-	diag "$(dmesg | tail -n +"$((mark + 1))" | grep -E -B 2 -A 30 -- "$BAD_KMSG" | head -n 120)"
-	tap_fail "kernel log clean" "$(echo "$bad" | head -n 1)"
-fi
+check_klog "kernel log clean" "$mark"
