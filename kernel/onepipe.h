@@ -327,10 +327,10 @@ struct op_counters {
  *	       order.  BH-safe like rx_lock.  push_timer's callback takes
  *	       it: start that timer under it, never cancel it under it.
  *  port_lock: binding of sockets to ports (lookups are RCU).
- *  peers' xa_lock: innermost, only inside op_peer_get()'s insertion.
- *	       Peers are created in process context and in softirq (under
- *	       rx_lock or tx_lock), so it is BH-safe too (XA_FLAGS_LOCK_BH);
- *	       lookups are RCU.
+ *  peers' xa_lock: innermost, only inside op_peer_get()'s insertion
+ *	       and the namespace's teardown.  Peers are created in process
+ *	       context and in softirq (under rx_lock), so it is BH-safe too
+ *	       (XA_FLAGS_LOCK_BH); lookups are RCU.
  */
 struct op_net {
 	struct net *net;
@@ -761,7 +761,7 @@ static inline int op_verbs_host_info(struct op_net *on,
 #endif
 
 /*
- * fault_inject.c: /sys/kernel/debug/fail_onepipe fails the module's own
+ * fault_inject.c: /sys/kernel/debug/fail_onepipe fails the data path's
  * allocations (op_pkt_alloc(), peers, reassembly, recall records).
  */
 #if IS_ENABLED(CONFIG_FAULT_INJECTION)

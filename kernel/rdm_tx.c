@@ -307,8 +307,11 @@ static void op_rdm_ctl_hdr(struct op_net *on, struct op_hdr *h, u8 type,
 	h->seq = cb->seq;
 }
 
-/* Send a header-only packet to @p, through the controller too if relaying. */
-static void op_rdm_xmit_hdr(struct op_net *on, struct op_peer *p,
+/*
+ * Send a header-only packet to @p, through the controller too if
+ * relaying.  False if no packet could be allocated for the network.
+ */
+static bool op_rdm_xmit_hdr(struct op_net *on, struct op_peer *p,
 			    const struct op_hdr *h)
 {
 	struct sk_buff *skb = op_pkt_alloc(on, 0, GFP_ATOMIC);
@@ -317,18 +320,19 @@ static void op_rdm_xmit_hdr(struct op_net *on, struct op_peer *p,
 		op_relay_hdr(on, h);
 	if (!skb) {
 		op_count(on, ONEPIPE_C_TX_ERRORS);
-		return;
+		return false;
 	}
 	op_hdr_encode(h, skb->data);
 	op_xmit(on, skb);
+	return true;
 }
 
-static void op_rdm_send_recall(struct op_net *on, struct sk_buff *msg)
+static bool op_rdm_send_recall(struct op_net *on, struct sk_buff *msg)
 {
 	struct op_hdr h;
 
 	op_rdm_ctl_hdr(on, &h, OP_PKT_RECALL, OP_MSG_CB(msg));
-	op_rdm_xmit_hdr(on, OP_MSG_CB(msg)->peer, &h);
+	return op_rdm_xmit_hdr(on, OP_MSG_CB(msg)->peer, &h);
 }
 
 /*
@@ -1244,6 +1248,8 @@ static bool op_rdm_timeout(struct op_net *on, struct op_rdm_tx *t, u64 now)
 			if (!op_rdm_resend(on, skb)) {
 				cb->retries -= spent;
 				t->rto_at = now + op_rdm_rto_backoff(on, t, 0);
+				/* The timeout goes first, then the probe. */
+				t->tlp_at = 0;
 				return true;
 			}
 			cb->sent_us = op_ns_to_us(now);
@@ -1303,17 +1309,22 @@ static struct op_peer *op_rdm_recall_due(struct op_net *on, u64 now)
 	list_for_each_entry(t, &on->rdm_active, active) {
 		skb_queue_walk(&t->out, skb) {
 			struct op_msg_cb *cb = OP_MSG_CB(skb);
+			bool spent = cb->retries < budget;
 
 			if (cb->state != OP_RDM_RECALLING ||
 			    (s64)(now - cb->deadline) < 0)
 				continue;
-			if (cb->retries < budget)
-				cb->retries++;
-			else if (op_rdm_out_of_retries(on, t))
+			if (!spent && op_rdm_out_of_retries(on, t))
 				return container_of(t, struct op_peer, rtx);
+			/*
+			 * One not sent for want of memory spends no retry and
+			 * no backoff, as in op_rdm_timeout().
+			 */
+			if (op_rdm_send_recall(on, skb)) {
+				cb->retries += spent;
+				op_count(on, ONEPIPE_C_RETRANSMITS);
+			}
 			cb->deadline = op_rdm_deadline(on, t, cb, now);
-			op_rdm_send_recall(on, skb);
-			op_count(on, ONEPIPE_C_RETRANSMITS);
 		}
 	}
 	return NULL;

@@ -18,9 +18,9 @@
  * @payload: bytes after the 1Pipe header
  * @gfp: allocation flags
  *
- * Every packet the host sends comes from here: data, beacons, ACKs and
- * NAKs, in process context and in softirq; so this is where
- * fail_onepipe (fault_inject.c) fails them.
+ * The packets the host builds come from here: data, beacons, ACKs,
+ * NAKs, recalls and probes, in process context and in softirq; so this
+ * is where fail_onepipe (fault_inject.c) fails them.
  *
  * Return: the packet, data at the header, or NULL without memory.
  */
