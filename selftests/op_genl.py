@@ -3,6 +3,8 @@
 """Talk to onepipe.ko's generic netlink family from the selftests.
 
     op_genl.py fail --epoch E --host H --ts T [--omit ATTR]... [--junk]
+    op_genl.py fail --epoch E --host H --start-file F --after-ms A
+                    --ahead-ms D
     op_genl.py fail-get
     op_genl.py rejoin --host H [--epoch E] [--ts T]
     op_genl.py listen --count N --timeout SEC
@@ -13,7 +15,12 @@ fail: send ONEPIPE_CMD_FAIL (attributes raw, so that tests can send what
 the onepipe tool never would: --omit leaves an attribute out, --junk adds
 one the command does not take, --ts-u32 sends the timestamp as 4 bytes);
 prints "errno <n> <extack message>" (0 on success) and exits 0 either
-way, so the caller checks the errno.
+way, so the caller checks the errno.  Timed (--ahead-ms): wait until file
+F holds a CLOCK_REALTIME ns time (selftests' traffic_go writes the round's
+start there), sleep until A ms after it, then send the failure stamped D ms
+ahead of that moment; a second line says "fail_ts <ts> sent <ns> acked
+<ns>".  Started before the round, python's own start-up (seconds in a
+loaded guest) then delays nothing.
 fail-get: dump ONEPIPE_CMD_FAIL_GET, one JSON object per failure.
 rejoin: send ONEPIPE_CMD_REJOIN; prints "errno <n> <extack>" and, for
 this host's own id, "first <ts>" (the new incarnation's first stamp).
@@ -162,13 +169,32 @@ def decode(body):
     return out
 
 
+def timed_fail_ts(start_file, after_ms, ahead_ms):
+    """Wait for the round's start in @start_file, then @after_ms more;
+    return the 48-bit timestamp @ahead_ms after that moment."""
+    while True:
+        try:
+            with open(start_file) as f:
+                start = int(f.read())
+            break
+        except (FileNotFoundError, ValueError):
+            time.sleep(0.05)
+    delay = start + after_ms * 10**6 - time.time_ns()
+    if delay > 0:
+        time.sleep(delay / 1e9)
+    return (time.time_ns() + ahead_ms * 10**6) & ((1 << 48) - 1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="op", required=True)
     f = sub.add_parser("fail")
     f.add_argument("--epoch", type=int, default=1)
     f.add_argument("--host", type=int, required=True)
-    f.add_argument("--ts", type=int, required=True)
+    f.add_argument("--ts", type=int)
+    f.add_argument("--start-file")
+    f.add_argument("--after-ms", type=int, default=0)
+    f.add_argument("--ahead-ms", type=int)
     f.add_argument("--omit", action="append", default=[])
     f.add_argument("--junk", action="store_true")
     f.add_argument("--ts-u32", action="store_true")
@@ -194,6 +220,11 @@ def main():
     g = Genl()
 
     if o.op == "fail":
+        if o.ahead_ms is not None:
+            o.ts = timed_fail_ts(o.start_file, o.after_ms, o.ahead_ms)
+        elif o.ts is None:
+            ap.error("fail needs --ts or --ahead-ms")
+        sent = time.time_ns()
         a = b""
         if "epoch" not in o.omit:
             a += attr(A["EPOCH"], struct.pack("=I", o.epoch))
@@ -207,6 +238,9 @@ def main():
         g.send(g.fam, NLM_F_REQUEST | NLM_F_ACK, CMD["FAIL"], a)
         err, msg = g.ack()
         print("errno %d %s" % (err, msg))
+        if o.ahead_ms is not None:
+            print("fail_ts %d sent %d acked %d" % (o.ts, sent,
+                                                   time.time_ns()))
     elif o.op == "rejoin":
         a = attr(A["FAIL_HOST"], struct.pack("=I", o.host))
         a += attr(A["EPOCH"], struct.pack("=I", o.epoch))
