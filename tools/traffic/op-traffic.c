@@ -31,11 +31,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/onepipe.h>
+#include <linux/sockios.h>
 
 #include "payload.h"
 
@@ -47,6 +49,7 @@
 #define NOBUFS_WAIT_NS	1000000ull	/* ENOBUFS has no POLLOUT edge: back off */
 #define NSEC		1000000000ull
 #define START_FILE_POLL_MS 10
+#define DRAIN_POLL_NS	100000000ull	/* --drain: look at SIOCOUTQ this often */
 
 /* A process address: 1Pipe (host id, port) or UDP (IPv4, port). */
 struct ep {
@@ -79,6 +82,7 @@ struct opts {
 	uint32_t bind_addr;
 	uint64_t delay_ns;	/* first scattering this long after the start */
 	bool until_down;	/* ENETDOWN ends sending, not the process */
+	bool drain;		/* linger while messages are unsettled */
 	uint64_t pause_at_ns;	/* --recv-pause-ms START:DURATION, from the */
 	uint64_t pause_len_ns;	/* start; pause_len_ns 0 = no pause */
 	const char *summary;	/* JSON summary to this file as well */
@@ -384,6 +388,8 @@ static void help(void)
 "  --expect N          stop once N messages were delivered (and all sent)\n"
 "  --linger-ms D       after sending, stop after D ms without progress\n"
 "                      (default 1000)\n"
+"  --drain             and not while the socket holds messages that were\n"
+"                      neither acknowledged nor notified (SIOCOUTQ > 0)\n"
 "  --log FILE          event log\n"
 "  --unordered         setsockopt(ONEPIPE_ORDERED, 0)\n"
 "  --use-more          one sendmsg(MSG_MORE) per message, not sendmmsg\n"
@@ -409,7 +415,7 @@ enum {
 	O_PORT = 256, O_TYPE, O_PEERS, O_SCAT, O_FANOUT, O_SIZE, O_INTERVAL,
 	O_EXPECT, O_LINGER, O_LOG, O_UNORDERED, O_MORE, O_SNDBUF, O_RCVBUF,
 	O_SEED, O_START, O_START_FILE, O_QUIET, O_UDP, O_BIND, O_JSON, O_HELP,
-	O_DELAY, O_PAUSE, O_SUMMARY, O_UNTIL_DOWN, O_FAIL_ACK,
+	O_DELAY, O_PAUSE, O_SUMMARY, O_UNTIL_DOWN, O_FAIL_ACK, O_DRAIN,
 };
 
 static const struct option longopts[] = {
@@ -438,6 +444,7 @@ static const struct option longopts[] = {
 	{ "recv-pause-ms", required_argument, NULL, O_PAUSE },
 	{ "summary", required_argument, NULL, O_SUMMARY },
 	{ "until-down", no_argument, NULL, O_UNTIL_DOWN },
+	{ "drain", no_argument, NULL, O_DRAIN },
 	{ "failure-ack-ms", required_argument, NULL, O_FAIL_ACK },
 	{ "help", no_argument, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -529,6 +536,9 @@ static void parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case O_UNTIL_DOWN:
 			o->until_down = true;
+			break;
+		case O_DRAIN:
+			o->drain = true;
 			break;
 		case O_FAIL_ACK:
 			o->fail_ack_ns = strcmp(optarg, "-1") ?
@@ -1253,10 +1263,25 @@ static void drain_errq(struct traffic *t, bool signalled)
 
 /* ---- main loop ---------------------------------------------------- */
 
+/*
+ * --drain: bytes of messages the socket still holds, neither acknowledged
+ * nor notified; 0 without --drain.
+ */
+static int unsettled(struct traffic *t)
+{
+	int outq = 0;
+
+	if (!t->o.drain || t->o.udp || ioctl(t->fd, SIOCOUTQ, &outq))
+		return 0;
+	return outq;
+}
+
 static bool finished(struct traffic *t, uint64_t mono)
 {
 	if (!t->started || !sending_done(t) || t->pend.on)
 		return false;
+	if (unsettled(t))
+		return false;	/* the notifications are still to come */
 	if (t->o.pause_len_ns && !t->st.pause_to)
 		return false;		/* a pause is always lived through */
 	if (t->o.expect && t->st.recvd >= (uint64_t)t->o.expect)
@@ -1287,8 +1312,12 @@ static int poll_timeout(struct traffic *t, uint64_t mono)
 	/* waiting for POLLOUT: wake once when the send is due, to count it */
 	if (!sending_done(t) && !t->blocked && t->next_send < due)
 		due = t->next_send;
-	if (sending_done(t) && t->last_progress + t->o.linger_ns < due)
+	if (sending_done(t) && t->last_progress + t->o.linger_ns < due) {
 		due = t->last_progress + t->o.linger_ns;
+		/* an ACK that settles the last message wakes nobody: look */
+		if (due <= mono && unsettled(t))
+			due = mono + DRAIN_POLL_NS;
+	}
 	if (t->o.pause_len_ns && !t->st.pause_to) {
 		uint64_t edge = t->paused ? t->pause_end : t->pause_at;
 
