@@ -61,11 +61,11 @@ ip netns exec op-h1 env ONEPIPE_TEST_HOST=1 ONEPIPE_PEER_HOST=2 \
 	ONEPIPE_PEER_NETNS=/run/netns/op-h2 "$BIN" || rc=$?
 if [ "$rc" -ne 0 ]; then
 	# Counters, windows and switch state for the post-mortem.
-	timeout 60 "$FABRIC" status 2>&1 | sed 's/^/# /'
+	timeout $((60 * OP_SLOW)) "$FABRIC" status 2>&1 | sed 's/^/# /'
 	for h in op-h1 op-h2; do
 		echo "# $h: rdm_window $(ip netns exec "$h" \
 			cat /proc/sys/net/onepipe/rdm_window)"
-		ip netns exec "$h" timeout 30 "$ONEPIPE" peer show 2>&1 |
+		ip netns exec "$h" timeout $((30 * OP_SLOW)) "$ONEPIPE" peer show 2>&1 |
 			sed 's/^/#   /'
 	done
 fi

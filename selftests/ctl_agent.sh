@@ -241,14 +241,14 @@ tap_check "refusals changed nothing" "see above" unchanged
 # A small retry budget, so that h1 gives up on h3 within a second.
 ip netns exec op-h1 sysctl -qw net.onepipe.rdm_rto_min_ms=50 \
 	net.onepipe.rdm_retries=4 || diag "cannot shrink the retry budget"
-out=$(timeout 60 "$FABRIC" link-down h3 2>&1) || diag "link-down h3: $out"
+out=$(timeout $((60 * OP_SLOW)) "$FABRIC" link-down h3 2>&1) || diag "link-down h3: $out"
 traffic_start h1 7001 "$WORK/unreach.log" 20 --type rdm --peers 3:7001 \
 	--scatterings 5 --linger-ms 5000 --quiet
 traffic_go
 tap_check "UNREACH relayed" "no UNREACH" wait_for 60 "$WORK/daemon.log" \
 	'^rx unreach node=h1 peer= epoch=0 host=3 '
 traffic_wait >/dev/null
-out=$(timeout 60 "$FABRIC" link-up h3 2>&1) || diag "link-up h3: $out"
+out=$(timeout $((60 * OP_SLOW)) "$FABRIC" link-up h3 2>&1) || diag "link-up h3: $out"
 
 # ------------------------------------------------------------ the link
 

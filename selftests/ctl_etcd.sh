@@ -140,11 +140,11 @@ last_step()
 if fabric_up --hosts 4 --tors 2 --interval-us "$INTERVAL_US" \
 	--timeout-intervals "$TIMEOUT_INTERVALS" --controller \
 	--etcd "$ETCD_EP" --standbys 1 --lease-s "$LEASE_S" &&
-	[ "$(timeout 30 "$FABRIC" ctl-active 2>&1)" = ctl0 ] &&
+	[ "$(timeout $((30 * OP_SLOW)) "$FABRIC" ctl-active 2>&1)" = ctl0 ] &&
 	kill -0 "$(cat "$FABRIC_RUN/onepiped-ctl1.pid")" 2>/dev/null; then
 	tap_pass "etcd cluster and fabric up with ctl0 active, ctl1 standby"
 else
-	timeout 30 "$FABRIC" status >"$WORK/status.out" 2>&1
+	timeout $((30 * OP_SLOW)) "$FABRIC" status >"$WORK/status.out" 2>&1
 	diag "$(tail -n 12 "$WORK/status.out")"
 	tap_abort "fabric up --etcd failed"
 fi
@@ -155,7 +155,7 @@ round kill "$PORT" 4
 traffic_go
 sleep_until $(($(round_start_ns) + FAULT_AFTER_MS * 1000000))
 old=$(cat "$FABRIC_RUN/onepiped-ctl0.pid" 2>/dev/null)
-if out=$(timeout 30 "$FABRIC" kill h4 2>&1); then
+if out=$(timeout $((30 * OP_SLOW)) "$FABRIC" kill h4 2>&1); then
 	tap_pass "kill h4: fabric kill h4 during the traffic"
 else
 	diag "$out"
@@ -166,7 +166,7 @@ fi
 # (a kill between decision and completion is a unit test of ctl_logic
 # and of onepiped's etcd mode: a procedure is shorter than a process
 # start in this guest).
-if out=$(timeout 30 "$FABRIC" ctl-kill active 2>&1); then
+if out=$(timeout $((30 * OP_SLOW)) "$FABRIC" ctl-kill active 2>&1); then
 	tap_pass "kill h4: ctl-kill active during the failure" "$out"
 else
 	diag "$out"
@@ -202,7 +202,7 @@ if took=$(ctl_poll "$DECIDE_S" "$WORK/kill-ctl.json" "$(idle_with 4 1)"); then
 		"$took s after the takeover"
 else
 	done_ns=$(now_ns)
-	timeout 30 "$FABRIC" ctl show >"$WORK/kill-ctl.out" 2>&1
+	timeout $((30 * OP_SLOW)) "$FABRIC" ctl show >"$WORK/kill-ctl.out" 2>&1
 	diag "$(head -n 40 "$WORK/kill-ctl.out")"
 	tap_fail "kill h4: h4 failed once (epoch 1), phase idle" "$took"
 fi
@@ -226,11 +226,11 @@ run_check "kill h4: op-check --reliable --failures" --reliable \
 
 # ---------------------------------------- 2. etcd member down, h3 killed
 
-active=$(timeout 30 "$FABRIC" ctl-active 2>&1)
+active=$(timeout $((30 * OP_SLOW)) "$FABRIC" ctl-active 2>&1)
 apid=$(cat "$FABRIC_RUN/onepiped-$active.pid" 2>/dev/null)
-out=$(timeout 30 "$FABRIC" ctl-start ctl0 2>&1)
+out=$(timeout $((30 * OP_SLOW)) "$FABRIC" ctl-start ctl0 2>&1)
 sleep $((LEASE_S * 2))
-now=$(timeout 30 "$FABRIC" ctl-active 2>&1)
+now=$(timeout $((30 * OP_SLOW)) "$FABRIC" ctl-active 2>&1)
 if [ "$active" = ctl1 ] && [ "$now" = ctl1 ] &&
 	kill -0 "$(cat "$FABRIC_RUN/onepiped-ctl0.pid")" 2>/dev/null; then
 	tap_pass "ctl-start ctl0: back as a standby"
@@ -244,7 +244,7 @@ fi
 ${ETCD_KILL_ONE:?}
 step "etcd member killed: $ETCD_KILL_ONE"
 sleep $((LEASE_S * 2))
-now=$(timeout 30 "$FABRIC" ctl-active 2>&1)
+now=$(timeout $((30 * OP_SLOW)) "$FABRIC" ctl-active 2>&1)
 if [ "$now" = "$active" ] && [ "$(cat "$FABRIC_RUN/onepiped-$now.pid" \
 	2>/dev/null)" = "$apid" ] && ! grep -q 'lost the leadership' \
 	"$FABRIC_RUN/onepiped-$active.log"; then
@@ -256,12 +256,12 @@ else
 		"active now: $now"
 fi
 
-out=$(timeout 30 "$FABRIC" kill h3 2>&1) || diag "fabric kill h3: $out"
+out=$(timeout $((30 * OP_SLOW)) "$FABRIC" kill h3 2>&1) || diag "fabric kill h3: $out"
 if took=$(ctl_poll "$DECIDE_S" "$WORK/kill3-ctl.json" "$(idle_with 3,4 2)"); then
 	tap_pass "etcd member killed: kill h3 decided (epoch 2), phase idle" \
 		"$took s after the kill"
 else
-	timeout 30 "$FABRIC" ctl show >"$WORK/kill3-ctl.out" 2>&1
+	timeout $((30 * OP_SLOW)) "$FABRIC" ctl show >"$WORK/kill3-ctl.out" 2>&1
 	diag "$(head -n 40 "$WORK/kill3-ctl.out")"
 	tap_fail "etcd member killed: kill h3 decided (epoch 2), phase idle" \
 		"$took"
@@ -269,12 +269,12 @@ fi
 applied "etcd member killed: h1-h2 applied epoch 2 (fail show)" 1,2 \
 	"$WORK/kill3-ctl.json" once
 
-out=$(timeout 30 "$FABRIC" ctl-kill active 2>&1)
+out=$(timeout $((30 * OP_SLOW)) "$FABRIC" ctl-kill active 2>&1)
 t0=$(now_ns)
 step "$out"
 if took=$(ctl_poll 20 "$WORK/takeover2.json" \
 	"j['daemon']['role'] == 'active' and j['daemon']['pid'] != $apid and $(idle_with 3,4 2)") &&
-	[ "$(timeout 30 "$FABRIC" ctl-active 2>&1)" = ctl0 ]; then
+	[ "$(timeout $((30 * OP_SLOW)) "$FABRIC" ctl-active 2>&1)" = ctl0 ]; then
 	tap_pass "etcd member killed: ctl-kill active, ctl0 takes over the state" \
 		"$((($(now_ns) - t0) / 1000000)) ms after the kill"
 else

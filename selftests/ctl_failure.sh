@@ -80,7 +80,7 @@ round flap 7001
 traffic_go
 sleep_until $(($(round_start_ns) + FAULT_AFTER_MS * 1000000))
 fault=$(now_ns)
-out=$(timeout 30 "$FABRIC" flap tor1 "$FLAP_MS" 2>&1)
+out=$(timeout $((30 * OP_SLOW)) "$FABRIC" flap tor1 "$FLAP_MS" 2>&1)
 us=$(echo "$out" | sed -n 's/.* down for at most \([0-9]*\) us.*/\1/p')
 if [ -n "$us" ] && [ "$us" -lt "$COMMIT_TIMEOUT_US" ]; then
 	tap_pass "flap: tor1's spine link flapped, shorter than the commit timeout" \
@@ -92,7 +92,7 @@ else
 fi
 round_end
 ran_ok "flap: traffic ran" "${logs[@]}"
-timeout 30 "$FABRIC" ctl show -j >"$WORK/flap-ctl.json" 2>&1
+timeout $((30 * OP_SLOW)) "$FABRIC" ctl show -j >"$WORK/flap-ctl.json" 2>&1
 read -r nfail ndec nrep < <(python3 -c '
 import json, sys
 c = json.load(open(sys.argv[1]))["controller"]
@@ -102,7 +102,7 @@ print(len(c["failures"]), c["counters"]["decisions"], c["counters"]["reports"])
 if [ "$nfail" = 0 ] && [ "$ndec" = 0 ]; then
 	tap_pass "flap: nobody reported or failed" "$nrep link reports"
 else
-	timeout 30 "$FABRIC" ctl show >"$WORK/flap-ctl.out" 2>&1
+	timeout $((30 * OP_SLOW)) "$FABRIC" ctl show >"$WORK/flap-ctl.out" 2>&1
 	diag "$(head -n 40 "$WORK/flap-ctl.out")"
 	tap_fail "flap: nobody reported or failed" \
 		"failures $nfail, decisions $ndec, reports $nrep"
@@ -124,7 +124,7 @@ kill_case kill-h4 7002 4 1,2,3 h1-h3 "kill h4" \
 # host set needs a route to the uplink.
 revive_h4()
 {
-	timeout 60 "$FABRIC" revive h4 && host_configure 4
+	timeout $((60 * OP_SLOW)) "$FABRIC" revive h4 && host_configure 4
 }
 rejoin_case "revive h4" "configured again, link and agent back" 4 7004 \
 	revive_h4

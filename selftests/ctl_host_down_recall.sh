@@ -120,7 +120,7 @@ tap_pass "fabric up 4 hosts 2 tors with the controller"
 
 h4_down()
 {
-	timeout 30 "$FABRIC" exec h4 "$ONEPIPE" host down
+	timeout $((30 * OP_SLOW)) "$FABRIC" exec h4 "$ONEPIPE" host down
 }
 
 SCATS=$HOSTDOWN_SCATS

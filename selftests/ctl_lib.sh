@@ -84,7 +84,7 @@ up_with_controller()
 	fabric_up --hosts 4 --tors 2 --interval-us "$INTERVAL_US" \
 		--timeout-intervals "$TIMEOUT_INTERVALS" --controller || return 1
 	# fabric up waited for every node to be connected, idle, no failure.
-	timeout 30 "$FABRIC" ctl show >"$WORK/ctl-up.out" 2>&1
+	timeout $((30 * OP_SLOW)) "$FABRIC" ctl show >"$WORK/ctl-up.out" 2>&1
 }
 
 # ctl_wait HOSTS SECS OUT: polls the controller until its procedure is
@@ -403,7 +403,7 @@ PY
 # fabric_kill NODE: the fault of a kill case.
 fabric_kill()
 {
-	timeout 30 "$FABRIC" kill "$1"
+	timeout $((30 * OP_SLOW)) "$FABRIC" kill "$1"
 }
 
 # kill_case CASE PORT FAILED CORRECT WHO LABEL FAULT CMD...: a traffic
@@ -436,13 +436,13 @@ kill_case()
 		tap_pass "$label: the controller failed h${failed//,/ h} and went idle" \
 			"within $took s of the fault's end"
 	else
-		timeout 30 "$FABRIC" ctl show >"$WORK/$case-ctl.out" 2>&1
+		timeout $((30 * OP_SLOW)) "$FABRIC" ctl show >"$WORK/$case-ctl.out" 2>&1
 		diag "$(head -n 40 "$WORK/$case-ctl.out")"
 		tap_fail "$label: the controller failed h${failed//,/ h} and went idle" \
 			"after ${DECIDE_S}s: $took"
 	fi
 	step "controller decided"
-	timeout 30 "$FABRIC" ctl show >"$WORK/$case-ctl.out" 2>&1
+	timeout $((30 * OP_SLOW)) "$FABRIC" ctl show >"$WORK/$case-ctl.out" 2>&1
 	applied "$label: $who applied the decision (fail show)" \
 		"$correct" "$WORK/$case-ctl.json"
 	# shellcheck disable=SC2086 # one host per word
@@ -498,7 +498,7 @@ rejoin_case()
 		tap_pass "$label: h$host rejoined, the controller went idle" \
 			"within $took s"
 	else
-		timeout 30 "$FABRIC" ctl show >"$WORK/rejoin-ctl.out" 2>&1
+		timeout $((30 * OP_SLOW)) "$FABRIC" ctl show >"$WORK/rejoin-ctl.out" 2>&1
 		diag "$(head -n 40 "$WORK/rejoin-ctl.out")" \
 			"$(tail -n 20 "$FABRIC_RUN/agent-h$host.log" 2>/dev/null)"
 		tap_fail "$label: h$host rejoined, the controller went idle" \
@@ -516,6 +516,6 @@ rejoin_case()
 # fabric up did (udp, its address and its ToR's on the uplink).
 host_configure()
 {
-	timeout 60 "$FABRIC" exec "h$1" "$ONEPIPE" host set id "$1" \
+	timeout $((60 * OP_SLOW)) "$FABRIC" exec "h$1" "$ONEPIPE" host set id "$1" \
 		transport udp local "10.77.$1.2" uplink "10.77.$1.1"
 }

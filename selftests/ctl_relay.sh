@@ -200,7 +200,7 @@ else
 		"h1 relay_out ${out:-?}, h2 relay_in ${in:-?}"
 fi
 
-timeout 30 "$FABRIC" ctl show -j >"$WORK/ctl.json" 2>&1
+timeout $((30 * OP_SLOW)) "$FABRIC" ctl show -j >"$WORK/ctl.json" 2>&1
 read -r nrel nfail ndec < <(python3 -c '
 import json, sys
 c = json.load(open(sys.argv[1]))["controller"]

@@ -122,7 +122,7 @@ fi_state()
 		diag "$h host: $(ip netns exec "op-$h" "$ONEPIPE" host show 2>&1)"
 		diag "$h peers: $(ip netns exec "op-$h" "$ONEPIPE" peer show 2>&1)"
 	done
-	diag "switches: $(timeout 60 "$FABRIC" status 2>&1)"
+	diag "switches: $(timeout $((60 * OP_SLOW)) "$FABRIC" status 2>&1)"
 }
 
 fi_cleanup()
@@ -285,7 +285,7 @@ else
 	tap_fail "hosts drain" "after $((30 * OP_SLOW)) s: $drain_text"
 fi
 
-timeout 60 "$FABRIC" down >"$WORK/fabric-down.out" 2>&1 ||
+timeout $((60 * OP_SLOW)) "$FABRIC" down >"$WORK/fabric-down.out" 2>&1 ||
 	diag "fabric down failed: $(tail -n 3 "$WORK/fabric-down.out")"
 netns_gone || diag "fabric namespaces still there after 60 s"
 check_kmemleak "kmemleak reports nothing from onepipe"

@@ -296,7 +296,7 @@ traffic_go
 traffic_wait
 s=$(sent_msgs "${logs[@]}")
 r=$(count_lines R "${logs[@]}")
-timeout 120 "$CHECK" --expect-all "${logs[@]}" >"$WORK/op-check.out" 2>&1
+timeout $((120 * OP_SLOW)) "$CHECK" --expect-all "${logs[@]}" >"$WORK/op-check.out" 2>&1
 rc=$?
 if [ "$s" -eq $((SCATS * 4 * 3)) ] && [ "$r" -eq "$s" ] && [ "$rc" -eq 0 ]; then
 	tap_pass "traffic after the garbage delivered (op-check --expect-all)" \

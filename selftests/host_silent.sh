@@ -30,7 +30,7 @@ else
 	tap_fail "h4's port live before" "not live"
 fi
 
-if out=$(timeout 30 "$FABRIC" link-down h4 2>&1); then
+if out=$(timeout $((30 * OP_SLOW)) "$FABRIC" link-down h4 2>&1); then
 	tap_pass "fabric link-down h4"
 else
 	diag "$out"
@@ -75,7 +75,7 @@ else
 fi
 run_check "op-check --expect-all among h1..h3" --expect-all "${logs[@]}"
 
-timeout 30 "$FABRIC" link-up h4 >/dev/null 2>&1
+timeout $((30 * OP_SLOW)) "$FABRIC" link-up h4 >/dev/null 2>&1
 if wait_port_state tor2 h4 live 30; then
 	tap_pass "h4's port live again after link-up"
 else

@@ -228,7 +228,7 @@ _cleanup()
 			diag "$(host_diag)"
 			step "collected diagnostics"
 		fi
-		timeout 60 "$FABRIC" down >"$WORK/fabric-down.out" 2>&1 ||
+		timeout $((60 * OP_SLOW)) "$FABRIC" down >"$WORK/fabric-down.out" 2>&1 ||
 			diag "fabric down failed: $(tail -n 3 "$WORK/fabric-down.out")"
 		step "fabric down"
 	fi
@@ -365,7 +365,7 @@ fabric_up()
 		diag "fabric up $* failed:" "$(tail -n 20 "$WORK/fabric-up.out")"
 		return 1
 	fi
-	timeout 30 "$FABRIC" status >"$WORK/fabric-status.out" 2>&1
+	timeout $((30 * OP_SLOW)) "$FABRIC" status >"$WORK/fabric-status.out" 2>&1
 	fifo_links || diag "could not set rps_cpus on the fabric's links"
 	step "fabric up $* (transport $OP_TRANSPORT)"
 	return 0
@@ -438,7 +438,7 @@ hosts_sysctl()
 netem_set()
 {
 	local out
-	out=$(timeout 30 "$FABRIC" netem "$@" 2>&1) && return 0
+	out=$(timeout $((30 * OP_SLOW)) "$FABRIC" netem "$@" 2>&1) && return 0
 	diag "fabric netem $* failed: $out"
 	return 1
 }

@@ -24,7 +24,7 @@ fabric_up --hosts "$HOSTS" --tors 2 --ack-timeout-ms 100 ||
 	tap_abort "fabric up failed"
 tap_pass "fabric up 4 hosts 2 tors"
 
-if fabric_out=$(timeout 30 "$FABRIC" netem h2 loss 20% 2>&1); then
+if fabric_out=$(timeout $((30 * OP_SLOW)) "$FABRIC" netem h2 loss 20% 2>&1); then
 	tap_pass "netem loss on h2"
 else
 	diag "$fabric_out"

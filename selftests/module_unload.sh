@@ -425,7 +425,7 @@ fi
 
 step "round 2: reliable traffic, then the fabric torn down under it"
 if rdm_round 2; then
-	timeout 60 "$FABRIC" down >"$WORK/fabric-down-2.out" 2>&1 ||
+	timeout $((60 * OP_SLOW)) "$FABRIC" down >"$WORK/fabric-down-2.out" 2>&1 ||
 		diag "fabric down: $(tail -n 3 "$WORK/fabric-down-2.out")"
 	e=$(rmmod_errno)
 	if [ "$e" = EAGAIN ] && loaded && family_works; then

@@ -334,7 +334,7 @@ tap_check "op-traffic --drain waits for the notifications" \
 
 # h4 back: more than a window of messages from h1, which abandoned some.
 AFTER=${OP_AFTER_SCATS:-400}
-if out=$(timeout 30 "$FABRIC" link-up h4 2>&1); then
+if out=$(timeout $((30 * OP_SLOW)) "$FABRIC" link-up h4 2>&1); then
 	tap_pass "h4 link up again"
 else
 	diag "$out"

@@ -57,6 +57,6 @@ rc=0
 ip netns exec op-h1 env ONEPIPE_TEST_HOST=1 "$BIN" || rc=$?
 if [ "$rc" -ne 0 ]; then
 	# Counters and switch state for the post-mortem.
-	timeout 60 "$FABRIC" status 2>&1 | sed 's/^/# /'
+	timeout $((60 * OP_SLOW)) "$FABRIC" status 2>&1 | sed 's/^/# /'
 fi
 exit "$rc"

@@ -82,7 +82,7 @@ done
 traffic_go
 sleep_until $(($(round_start_ns) + UNPLUG_AFTER_MS * 1000000))
 down_at=$(now_ns)
-if out=$(timeout 60 "$FABRIC" rdma-delete h4 2>&1); then
+if out=$(timeout $((60 * OP_SLOW)) "$FABRIC" rdma-delete h4 2>&1); then
 	tap_pass "rdma link delete of h4's device during the traffic" \
 		"it took $((($(now_ns) - down_at) / 1000000)) ms"
 else
