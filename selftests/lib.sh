@@ -25,8 +25,8 @@ export ONEPIPE_FABRIC_TRANSPORT=$OP_TRANSPORT
 # timing was set for (run-in-vm sets 3 on the sanitizer kernel).  The
 # beacon interval (and with it every timeout counted in intervals), the
 # ACK timeout and the harness's own waits (fabric up, binding, op-traffic
-# and op-check time limits) are N times longer; message counts and the
-# checks stay as they are.
+# lingers, the time limits of op-traffic, op-check and fabric commands)
+# are N times longer; message counts and the checks stay as they are.
 OP_SLOW=${OP_SLOW:-1}
 [[ $OP_SLOW =~ ^[1-9][0-9]*$ ]] || { echo "OP_SLOW: not a positive integer" >&2; exit 2; }
 # What fabric_up calls when the transport is not available here (fabric
@@ -450,11 +450,20 @@ now_ns() { date +%s%N; }
 # traffic_start HOST PORT LOG MAXSEC ARGS...: one op-traffic in HOST,
 # in the background, killed after MAXSEC.  It binds its socket, then waits
 # for the start time that traffic_go writes, so that every process of a
-# round starts sending together.
+# round starts sending together.  Its --linger-ms is OP_SLOW times longer:
+# a linger is a wait for ACKs and notifications.
 traffic_start()
 {
-	local host=$1 port=$2 log=$3 maxs=$4
+	local host=$1 port=$2 log=$3 maxs=$4 a prev='' args=()
 	shift 4
+	for a in "$@"; do
+		if [ "$prev" = --linger-ms ] && [[ $a =~ ^[0-9]+$ ]]; then
+			a=$((a * OP_SLOW))
+		fi
+		args+=("$a")
+		prev=$a
+	done
+	set -- "${args[@]}"
 	# Straight into the host's netns (op-hN, the fabric's naming
 	# contract): one bash less per launch matters under emulation.
 	ip netns exec "op-$host" timeout -k 5 "$((maxs * OP_SLOW))" "$TRAFFIC" \
