@@ -566,10 +566,4 @@ else
 		"still $g kB above the baseline after 40 s"
 fi
 
-bad=$(dmesg_bad_since "$mark")
-if [ -z "$bad" ]; then
-	tap_pass "kernel log clean"
-else
-	diag "$bad"
-	tap_fail "kernel log clean" "$(echo "$bad" | head -n 1)"
-fi
+check_klog "kernel log clean" "$mark"

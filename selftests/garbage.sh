@@ -307,10 +307,4 @@ else
 		"$s of $((SCATS * 12)) messages sent, $r delivered, op-check exit $rc"
 fi
 
-bad=$(dmesg_bad_since "$mark")
-if [ -z "$bad" ]; then
-	tap_pass "kernel log clean"
-else
-	diag "$bad"
-	tap_fail "kernel log clean" "$(echo "$bad" | head -n 1)"
-fi
+check_klog "kernel log clean" "$mark"

@@ -455,10 +455,4 @@ else
 	tap_fail "insmod after the teardown works" "$out"
 fi
 
-bad=$(dmesg_bad_since "$mark")
-if [ -z "$bad" ]; then
-	tap_pass "kernel log clean"
-else
-	diag "$bad"
-	tap_fail "kernel log clean" "$(echo "$bad" | head -n 1)"
-fi
+check_klog "kernel log clean" "$mark"
