@@ -103,13 +103,18 @@ _pids+=("$fail_pid")
 traffic_go
 wait "$fail_pid"
 out=$(head -n 1 "$WORK/fail.out")
-read -r _ fail_ts _ t_before _ t_after < <(sed -n 2p "$WORK/fail.out")
-step "FAIL sent in $(((${t_after:-0} - ${t_before:-0}) / 1000000)) ms," \
-	"$(((${t_before:-0} - $(round_start_ns)) / 1000000)) ms into the round"
-if [ -z "${t_after:-}" ]; then
+fail_ts=0 t_before=0 t_after=0
+if [[ $(sed -n 2p "$WORK/fail.out") =~ \
+      ^fail_ts\ ([0-9]+)\ sent\ ([0-9]+)\ acked\ ([0-9]+)$ ]]; then
+	fail_ts=${BASH_REMATCH[1]}
+	t_before=${BASH_REMATCH[2]}
+	t_after=${BASH_REMATCH[3]}
+	step "FAIL sent in $(((t_after - t_before) / 1000000)) ms," \
+		"$(((t_before - $(round_start_ns)) / 1000000)) ms into the round"
+	[ $((t_after - t_before)) -lt $((AHEAD_MS * 1000000)) ] ||
+		out="applied too late for this test: $out"
+else
 	out="no timed FAIL: $(cat "$WORK/fail.out")"
-elif [ $((t_after - t_before)) -ge $((AHEAD_MS * 1000000)) ]; then
-	out="applied too late for this test: $out"
 fi
 check_traffic_ran "traffic ran"
 tap_check "FAIL applied at h2" "$out" [ "$out" = "errno 0 " ]

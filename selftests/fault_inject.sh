@@ -142,8 +142,9 @@ round()
 {
 	local name=$1 linger fpid
 	shift
-	# Notifications come an ACK timeout after the send; wait past them.
-	linger=$((2000 * OP_SLOW + 3000 * OP_SLOW))
+	# Notifications come an ACK timeout after the send; wait past them
+	# (traffic_start scales the linger by OP_SLOW, as the ACK timeout).
+	linger=5000
 	mesh_eps 2 1001 1002
 	mesh_start "$name-be" 300 --scatterings "$FI_SCATS" --fanout 2 \
 		--size 3000 --interval-us 20000 --linger-ms "$linger" \

@@ -203,7 +203,7 @@ fi
 # 4. The netns loses its name while a socket is still sending; it is
 # destroyed when that process exits, with ACK timers and queues pending.
 if mkhost $NS2 8; then
-	ip netns exec $NS2 timeout 60 "$TRAFFIC" --port 1001 \
+	ip netns exec $NS2 timeout $((60 * OP_SLOW)) "$TRAFFIC" --port 1001 \
 		--peers 8:1002,8:1003 --scatterings 200 --fanout 2 \
 		--interval-us 1000 --linger-ms 500 --quiet \
 		>"$WORK/busy.out" 2>&1 &

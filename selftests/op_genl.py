@@ -217,13 +217,20 @@ def main():
     li.add_argument("--count", type=int, default=1)
     li.add_argument("--timeout", type=float, default=10)
     o = ap.parse_args()
+    if o.op == "fail":
+        timed = (o.start_file, o.ahead_ms)
+        if None not in timed:
+            if o.ts is not None:
+                ap.error("fail: --ts or --ahead-ms, not both")
+        elif timed != (None, None) or o.after_ms:
+            ap.error("fail: --start-file and --ahead-ms go together")
+        elif o.ts is None:
+            ap.error("fail needs --ts or --ahead-ms")
     g = Genl()
 
     if o.op == "fail":
         if o.ahead_ms is not None:
             o.ts = timed_fail_ts(o.start_file, o.after_ms, o.ahead_ms)
-        elif o.ts is None:
-            ap.error("fail needs --ts or --ahead-ms")
         sent = time.time_ns()
         a = b""
         if "epoch" not in o.omit:

@@ -388,8 +388,9 @@ static void help(void)
 "  --expect N          stop once N messages were delivered (and all sent)\n"
 "  --linger-ms D       after sending, stop after D ms without progress\n"
 "                      (default 1000)\n"
-"  --drain             and not while the socket holds messages that were\n"
-"                      neither acknowledged nor notified (SIOCOUTQ > 0)\n"
+"  --drain             and not while the socket holds unsettled messages\n"
+"                      (SIOCOUTQ > 0: not yet ACKed, or for rdm committed,\n"
+"                      nor notified)\n"
 "  --log FILE          event log\n"
 "  --unordered         setsockopt(ONEPIPE_ORDERED, 0)\n"
 "  --use-more          one sendmsg(MSG_MORE) per message, not sendmmsg\n"
@@ -1264,8 +1265,9 @@ static void drain_errq(struct traffic *t, bool signalled)
 /* ---- main loop ---------------------------------------------------- */
 
 /*
- * --drain: bytes of messages the socket still holds, neither acknowledged
- * nor notified; 0 without --drain.
+ * --drain: bytes of messages the socket still holds, neither settled (a
+ * best-effort message ACKed, a reliable one committed) nor notified; 0
+ * without --drain.
  */
 static int unsettled(struct traffic *t)
 {
