@@ -729,6 +729,8 @@ static int op_ioctl(struct socket *sock, unsigned int cmd, unsigned long arg)
 		return put_user(amount, (int __user *)arg);
 	case SIOCOUTQ:	/* bytes not yet acknowledged */
 		amount = sk_wmem_alloc_get(sk);
+		/* 0 here: the reports op_sock_fail() queued are visible. */
+		smp_rmb();
 		return put_user(amount, (int __user *)arg);
 	default:
 		return -ENOIOCTLCMD;
@@ -814,8 +816,17 @@ void op_sock_fail(struct sock *sk, struct sk_buff *skb, int code)
 	ecb->err.offender.sop_host = mcb.dst_host;
 	ecb->err.offender.sop_port = mcb.dst_port;
 	ecb->ts = mcb.ts;
+	/*
+	 * sock_queue_err_skb() uncharges the send buffer before it queues
+	 * the report: hold one unit of the charge across it, so that a
+	 * sender that sees SIOCOUTQ reach 0 also finds every report on its
+	 * error queue.  The reference taken above keeps sk_free(), and with
+	 * it the charge's last unit, away: the put cannot reach zero.
+	 */
+	refcount_inc(&sk->sk_wmem_alloc);
 	if (sock_flag(sk, SOCK_DEAD) || sock_queue_err_skb(sk, skb))
 		kfree_skb(skb);
+	refcount_dec(&sk->sk_wmem_alloc);
 	sock_put(sk);
 }
 

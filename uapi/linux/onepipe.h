@@ -47,6 +47,11 @@
  *   next scattering will be admitted.  While a thread builds a scattering,
  *   other threads' sends on the socket wait for it to close (or EAGAIN);
  *   if that thread exits first, its scattering is refused (ECONNABORTED).
+ *   SIOCOUTQ is the send-buffer charge: a message keeps its share until
+ *   it is settled (ACKed; SOCK_RDM: committed) or its send-failure
+ *   notification is on the error queue, so once it reads 0 every such
+ *   notification can be read, unless the error queue was full (it shares
+ *   SO_RCVBUF with the receive queue, as on any socket) and it was dropped.
  * - A scattering that cannot be sent (a bad address or flag in any
  *   message, a message above ONEPIPE_MAX_MSG, more bytes than SO_SNDBUF,
  *   SOCK_RDM: more messages than net.onepipe.rdm_window, or a receiver
