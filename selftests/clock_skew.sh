@@ -12,7 +12,7 @@ HOSTS=4
 PORT=1001
 SKEW_NS=${OP_SKEW_NS:--20000000}
 SCATS=${OP_SCATS:-60}
-INTERVAL_US=${OP_SEND_INTERVAL_US:-10000}
+INTERVAL_US=$(send_interval_us 10000)
 
 tap_plan "fabric up 4 hosts 2 tors" "baseline traffic ran" \
 	"baseline op-check --expect-all" "clock_offset_ns set on h2" \

@@ -10,7 +10,7 @@ HOSTS=4
 PORT=1001
 SIZE=20000
 SCATS=${OP_SCATS:-20}
-INTERVAL_US=${OP_SEND_INTERVAL_US:-50000}
+INTERVAL_US=$(send_interval_us 50000)
 
 tap_plan "fabric up 4 hosts 2 tors" "op-traffic processes ran" \
 	"every message was sent" \

@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 
 PORT=1001
 SCATS=${OP_SCATS:-60}
-INTERVAL_US=${OP_SEND_INTERVAL_US:-10000}
+INTERVAL_US=$(send_interval_us 10000)
 
 tap_plan "fabric up 4 hosts 2 tors" "h4's port live before" \
 	"fabric link-down h4" "tor2 shows h4's port dead" \

@@ -23,12 +23,32 @@ OP_TRANSPORT=${OP_TRANSPORT:-udp}
 export ONEPIPE_FABRIC_TRANSPORT=$OP_TRANSPORT
 # OP_SLOW=N: the guest is N times slower than the one the scenarios'
 # timing was set for (run-in-vm sets 3 on the sanitizer kernel).  The
-# beacon interval (and with it every timeout counted in intervals), the
-# ACK timeout and the harness's own waits (fabric up, binding, op-traffic
-# lingers, the time limits of op-traffic, op-check and fabric commands)
-# are N times longer; message counts and the checks stay as they are.
+# harness's own waits (fabric up, binding, op-traffic lingers, the time
+# limits of op-traffic, op-check and fabric commands) are N times longer;
+# message counts and the checks stay as they are.
 OP_SLOW=${OP_SLOW:-1}
 [[ $OP_SLOW =~ ^[1-9][0-9]*$ ]] || { echo "OP_SLOW: not a positive integer" >&2; exit 2; }
+# OP_SLOW_NET=N (default OP_SLOW): the fabric's packet rate must be N
+# times lower: the beacon interval (and with it every timeout counted in
+# intervals), the scenarios' send intervals (send_interval_us) and the
+# ACK timeout, which waits for a trip through the fabric and back, are N
+# times longer.  Packet rate is what a slow
+# guest runs out of first.  On the sanitizer kernel (run-in-vm sets 10
+# there) a 6 ms interval kept both CPUs busy with beacons, the software
+# switches got the CPU about ten times a second and barriers lagged the
+# clocks by 23-33 s; at 20 ms an idle fabric kept up (a 119 ms commit
+# lag), but order_4x2's 2,400 messages a second put the barriers 8-12 s
+# behind, so every ACK came after its 6 s timeout.
+OP_SLOW_NET=${OP_SLOW_NET:-$OP_SLOW}
+[[ $OP_SLOW_NET =~ ^[1-9][0-9]*$ ]] ||
+	{ echo "OP_SLOW_NET: not a positive integer" >&2; exit 2; }
+
+# send_interval_us US: a scenario's pause between scatterings, US at
+# full speed (OP_SEND_INTERVAL_US overrides it).
+send_interval_us()
+{
+	echo "${OP_SEND_INTERVAL_US:-$(($1 * OP_SLOW_NET))}"
+}
 # What fabric_up calls when the transport is not available here (fabric
 # exit status 4): by default every point is reported as skipped.
 FABRIC_UNAVAILABLE=${FABRIC_UNAVAILABLE:-tap_skip_all}
@@ -320,13 +340,14 @@ fabric_up()
 	case " $* " in
 	*" --ack-timeout-ms "*) ;;
 	*) set -- "$@" --ack-timeout-ms \
-		"${OP_ACK_TIMEOUT_MS:-$((ack_ms * OP_SLOW))}" ;;
+		"${OP_ACK_TIMEOUT_MS:-$((ack_ms * OP_SLOW_NET))}" ;;
 	esac
 	# Beacons every 1 ms on every link of a 7-node fabric keep an
 	# emulated guest busy; a slower beat leaves it time for the tests.
 	case " $* " in
 	*" --interval-us "*) ;;
-	*) set -- "$@" --interval-us "${OP_INTERVAL_US:-$((2000 * OP_SLOW))}" ;;
+	*) set -- "$@" --interval-us \
+		"${OP_INTERVAL_US:-$((2000 * OP_SLOW_NET))}" ;;
 	esac
 	# A link is removed after timeout-intervals of silence, and an
 	# emulated guest can deschedule a switch for tens of ms: the default

@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 HOSTS=4
 PORT=1001
 SCATS=${OP_SCATS:-80}
-INTERVAL_US=${OP_SEND_INTERVAL_US:-5000}
+INTERVAL_US=$(send_interval_us 5000)
 
 tap_plan "fabric up 4 hosts 2 tors" "netem loss on h2" \
 	"op-traffic processes ran" "every message was sent" \

@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 HOSTS=4
 PORTS="1001 1002"
 SCATS=${OP_SCATS:-60}
-INTERVAL_US=${OP_SEND_INTERVAL_US:-10000}
+INTERVAL_US=$(send_interval_us 10000)
 
 tap_plan "fabric up 4 hosts 2 tors" "8 op-traffic processes ran" \
 	"every message was sent" "messages were delivered" \

@@ -27,7 +27,7 @@ RX_EP=4:1001
 SENDERS=(1 2 3)
 PORTS=(1001 1002)
 SCATS=${OP_SCATS:-150}
-INTERVAL_US=${OP_SEND_INTERVAL_US:-5000}
+INTERVAL_US=$(send_interval_us 5000)
 MARK=${OP_ECN_MARK:-5%}
 # A generous minimum RTO: an emulated guest can hold an ACK back for
 # tens of ms, and a spurious retransmission would look like a loss here.

@@ -16,7 +16,7 @@ HOSTS=4
 PORTS="1001 1002"
 FANOUT=3
 SCATS=${OP_SCATS:-100}
-INTERVAL_US=${OP_SEND_INTERVAL_US:-10000}
+INTERVAL_US=$(send_interval_us 10000)
 LOSSES=${OP_RDM_LOSSES:-"0.1% 1% 5%"}
 # 15 retransmissions: a message whose data or ACK crosses four lossy
 # links at 5% (~19% per attempt) is given up with probability ~1e-11.
@@ -77,7 +77,7 @@ for loss in $LOSSES; do
 	snapshot "$WORK/before.$_round" hosts
 	mesh_start "r$_round" 240 --type rdm --scatterings "$SCATS" \
 		--fanout "$FANOUT" --size 100 --interval-us "$INTERVAL_US" \
-		--linger-ms 5000 --seed "$((42 + _round))" --quiet
+		--linger-ms 5000 --drain --seed "$((42 + _round))" --quiet
 	round=$_round
 	traffic_go
 	check_traffic_ran "$tag: 8 op-traffic processes ran"

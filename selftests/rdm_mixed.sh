@@ -12,7 +12,7 @@
 source "$(dirname "$0")/lib.sh"
 
 SCATS=${OP_SCATS:-100}
-INTERVAL_US=${OP_SEND_INTERVAL_US:-10000}
+INTERVAL_US=$(send_interval_us 10000)
 DG_PORT=1001
 RDM_PORT=2001
 DIAG_KEYS+=" retransmits rx_rdm_msgs window_stalls recalls"

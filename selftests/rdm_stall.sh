@@ -27,6 +27,8 @@ source "$(dirname "$0")/lib.sh"
 WINDOW=8			# = the huge scatterings' size
 PAUSE_AT_MS=1000
 PAUSE_MS=${OP_RDM_PAUSE_MS:-5000}
+# Not scaled by OP_SLOW_NET: the pause and the window must see a steady
+# stream of messages to the paused receiver (about 57 per host).
 INTERVAL_US=${OP_SEND_INTERVAL_US:-25000}
 SEND_MS=8000
 SCATS=${OP_SCATS:-$((SEND_MS * 1000 / INTERVAL_US))}

@@ -31,7 +31,8 @@
 # 256) to h4, and all of it must arrive: op-check --reliable --expect-all.
 source "$(dirname "$0")/lib.sh"
 
-# The senders go on for 12 s (600 scatterings, one per 20 ms) and the
+# The senders go on for 12 s (600 scatterings, one per 20 ms, OP_SLOW_NET
+# times longer in a slow guest) and the
 # link goes down at 1.5 s (later in a busy guest: fabric may not be ready),
 # so that many messages are stamped after it; they linger until every
 # message they sent is ACKed or notified (--drain): in a slow guest the
@@ -41,7 +42,7 @@ source "$(dirname "$0")/lib.sh"
 # 10 s in a loaded guest) for the end and close its socket, or later
 # messages to it are refused (ECONNREFUSED), hence a 12 s linger.
 SCATS=${OP_SCATS:-600}
-INTERVAL_US=${OP_SEND_INTERVAL_US:-20000}
+INTERVAL_US=$(send_interval_us 20000)
 DOWN_AFTER_MS=1500
 RTO_MIN_MS=${OP_RDM_RTO_MIN_MS:-50}
 RETRIES=${OP_RDM_RETRIES:-4}

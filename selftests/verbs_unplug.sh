@@ -31,14 +31,14 @@ OP_TRANSPORT=verbs
 source "$(dirname "$0")/lib.sh"
 
 SCATS=${OP_SCATS:-400}
-INTERVAL_US=${OP_SEND_INTERVAL_US:-20000}
+INTERVAL_US=$(send_interval_us 20000)
 SIZE=1500
 UNPLUG_AFTER_MS=1500
 DG_PORT=1001
 RDM_PORT=2001
 EE_DOWN=5
 # Twice the send interval: h4 always has a few reliable messages in flight.
-ACK_DELAY_MS=40
+ACK_DELAY_MS=$((2 * INTERVAL_US / 1000))
 # A sender learns that h4 is gone after rdm_retries resends, each after
 # up to the 2 s RTO cap once RTT samples grew under load: ~10 s in which
 # its later messages cannot commit.  A process must outlive that.
