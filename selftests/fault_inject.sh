@@ -142,18 +142,19 @@ round()
 {
 	local name=$1 linger fpid
 	shift
-	# Notifications come an ACK timeout after the send; wait past them
-	# (traffic_start scales the linger by OP_SLOW, as the ACK timeout).
-	linger=5000
+	# Notifications come up to an ACK timeout after the send: each
+	# process waits for its own (--drain), then lingers for the others'
+	# last messages (traffic_start scales it by OP_SLOW_NET).
+	linger=2000
 	mesh_eps 2 1001 1002
 	mesh_start "$name-be" 300 --scatterings "$FI_SCATS" --fanout 2 \
-		--size 3000 --interval-us 20000 --linger-ms "$linger" \
+		--size 3000 --interval-us 20000 --linger-ms "$linger" --drain \
 		--seed 3 --quiet "$@"
 	be_logs=("${logs[@]}")
 	mesh_eps 2 2001 2002
 	mesh_start "$name-rdm" 300 --type rdm --scatterings "$FI_SCATS" \
 		--fanout 2 --size 200 --interval-us 20000 \
-		--linger-ms "$linger" --seed 5 --quiet "$@"
+		--linger-ms "$linger" --drain --seed 5 --quiet "$@"
 	rdm_logs=("${logs[@]}")
 	# shellcheck disable=SC2119 # no alignment wanted
 	traffic_go || diag "not every process bound its socket"

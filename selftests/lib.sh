@@ -23,22 +23,23 @@ OP_TRANSPORT=${OP_TRANSPORT:-udp}
 export ONEPIPE_FABRIC_TRANSPORT=$OP_TRANSPORT
 # OP_SLOW=N: the guest is N times slower than the one the scenarios'
 # timing was set for (run-in-vm sets 3 on the sanitizer kernel).  The
-# harness's own waits (fabric up, binding, op-traffic lingers, the time
-# limits of op-traffic, op-check and fabric commands) are N times longer;
-# message counts and the checks stay as they are.
+# harness's own waits (fabric up, binding, the time limits of op-check
+# and fabric commands; op-traffic's by the larger factor) are N times
+# longer; message counts and the checks stay as they are.
 OP_SLOW=${OP_SLOW:-1}
 [[ $OP_SLOW =~ ^[1-9][0-9]*$ ]] || { echo "OP_SLOW: not a positive integer" >&2; exit 2; }
 # OP_SLOW_NET=N (default OP_SLOW): the fabric's packet rate must be N
 # times lower: the beacon interval (and with it every timeout counted in
-# intervals), the scenarios' send intervals (send_interval_us) and the
-# ACK timeout, which waits for a trip through the fabric and back, are N
-# times longer.  Packet rate is what a slow
-# guest runs out of first.  On the sanitizer kernel (run-in-vm sets 10
-# there) a 6 ms interval kept both CPUs busy with beacons, the software
-# switches got the CPU about ten times a second and barriers lagged the
-# clocks by 23-33 s; at 20 ms an idle fabric kept up (a 119 ms commit
-# lag), but order_4x2's 2,400 messages a second put the barriers 8-12 s
-# behind, so every ACK came after its 6 s timeout.
+# intervals), the scenarios' send intervals (send_interval_us), the ACK
+# timeout, which waits for a trip through the fabric and back, and with
+# it op-traffic's lingers (traffic_start) are N times longer.  Packet
+# rate is what a slow guest runs out of first.  On the sanitizer kernel
+# (run-in-vm sets 10 there) a 6 ms interval kept both CPUs busy with
+# beacons, the software switches got the CPU about ten times a second
+# and barriers lagged the clocks by 23-33 s; at 20 ms an idle fabric
+# kept up (a 119 ms commit lag), but order_4x2's 2,400 messages a second
+# put the barriers 8-12 s behind, so every ACK came after its 6 s
+# timeout.
 OP_SLOW_NET=${OP_SLOW_NET:-$OP_SLOW}
 [[ $OP_SLOW_NET =~ ^[1-9][0-9]*$ ]] ||
 	{ echo "OP_SLOW_NET: not a positive integer" >&2; exit 2; }
@@ -471,15 +472,17 @@ now_ns() { date +%s%N; }
 # traffic_start HOST PORT LOG MAXSEC ARGS...: one op-traffic in HOST,
 # in the background, killed after MAXSEC.  It binds its socket, then waits
 # for the start time that traffic_go writes, so that every process of a
-# round starts sending together.  Its --linger-ms is OP_SLOW times longer:
-# a linger is a wait for ACKs and notifications.
+# round starts sending together.  Its --linger-ms is OP_SLOW_NET times
+# longer: a linger is a wait for ACKs and notifications, and their
+# timeouts scale the same way (a reliable message's fate can take
+# several; --drain waits for it).
 traffic_start()
 {
 	local host=$1 port=$2 log=$3 maxs=$4 a prev='' args=()
 	shift 4
 	for a in "$@"; do
 		if [ "$prev" = --linger-ms ] && [[ $a =~ ^[0-9]+$ ]]; then
-			a=$((a * OP_SLOW))
+			a=$((a * OP_SLOW_NET))
 		fi
 		args+=("$a")
 		prev=$a
@@ -487,7 +490,11 @@ traffic_start()
 	set -- "${args[@]}"
 	# Straight into the host's netns (op-hN, the fabric's naming
 	# contract): one bash less per launch matters under emulation.
-	ip netns exec "op-$host" timeout -k 5 "$((maxs * OP_SLOW))" "$TRAFFIC" \
+	# Its sending and lingering stretch with OP_SLOW_NET, the rest with
+	# OP_SLOW: the larger one bounds it.
+	ip netns exec "op-$host" timeout -k 5 \
+		"$((maxs * (OP_SLOW > OP_SLOW_NET ? OP_SLOW : OP_SLOW_NET)))" \
+		"$TRAFFIC" \
 		--port "$port" \
 		--log "$log" --start-file "$WORK/start.$_round" \
 		--summary "$log.json" "$@" >"$log.out" 2>&1 &
