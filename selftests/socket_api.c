@@ -585,6 +585,38 @@ TEST_F(fab, no_port_error_queue)
 	ASSERT_EQ(EAGAIN, errno);
 }
 
+/*
+ * SIOCOUTQ 0 means every failure report can be read: the module keeps a
+ * unit of the charge until the report is on the error queue (the kernel
+ * uncharges before it queues).  Spinning on SIOCOUTQ, as op-traffic
+ * --drain does more slowly, gives a report still in flight when the
+ * charge drops its best chance to be caught.
+ */
+TEST_F(fab, outq_zero_reports_queued)
+{
+	static const char msg[] = "nobody home";
+	struct sockaddr_onepipe to;
+	int round, i, q;
+	long long end;
+
+	NEED_HOST();
+	to = op_addr(self->host, free_port());
+	ASSERT_NE(0, to.sop_port);
+	for (round = 0; round < 20; round++) {
+		for (i = 0; i < 10; i++)
+			ASSERT_EQ(SZ(msg), op_sendto(self->a, msg, sizeof(msg),
+						     0, &to));
+		end = now_ms() + RX_TIMEOUT_MS;
+		while ((q = outq(self->a)) > 0 && now_ms() < end)
+			;
+		ASSERT_EQ(0, q) TH_LOG("round %d: SIOCOUTQ %d after %d ms",
+				       round, q, RX_TIMEOUT_MS);
+		ASSERT_EQ(10, drain_errq(self->a))
+			TH_LOG("round %d: SIOCOUTQ 0 before every report",
+			       round);
+	}
+}
+
 TEST_F(fab, epoll_wakes_receiver)
 {
 	struct epoll_event ev = { .events = EPOLLIN }, out[4];
