@@ -146,6 +146,9 @@ round()
 	# process waits for its own (--drain), then lingers for the others'
 	# last messages (traffic_start scales it by OP_SLOW_NET).
 	linger=2000
+	# The send interval stays 20 ms on every kernel: two hosts at this
+	# rate are light even for the sanitizer guest's fabric, and the
+	# rounds must fit CI's time there.
 	mesh_eps 2 1001 1002
 	mesh_start "$name-be" 300 --scatterings "$FI_SCATS" --fanout 2 \
 		--size 3000 --interval-us 20000 --linger-ms "$linger" --drain \

@@ -37,8 +37,10 @@ UNPLUG_AFTER_MS=1500
 DG_PORT=1001
 RDM_PORT=2001
 EE_DOWN=5
-# Twice the send interval: h4 always has a few reliable messages in flight.
+# Twice the send interval: h4 always has a few reliable messages in
+# flight (at least 1 ms: netem takes whole milliseconds here).
 ACK_DELAY_MS=$((2 * INTERVAL_US / 1000))
+((ACK_DELAY_MS > 0)) || ACK_DELAY_MS=1
 # A sender learns that h4 is gone after rdm_retries resends, each after
 # up to the 2 s RTO cap once RTT samples grew under load: ~10 s in which
 # its later messages cannot commit.  A process must outlive that.
