@@ -392,6 +392,22 @@ static inline int set_rcvbuf(int fd, int v)
 	return setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
 }
 
+/* Read /proc/sys/net/onepipe/@name of this netns into *@v. */
+static inline int op_sysctl_get(const char *name, int *v)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/onepipe/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%d", v) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
 /* Read /proc/sys/net/onepipe/@name of this netns into *@old, write @v. */
 static inline int op_sysctl(const char *name, int v, int *old)
 {
@@ -399,16 +415,9 @@ static inline int op_sysctl(const char *name, int v, int *old)
 	FILE *f;
 	int ok;
 
+	if (old && op_sysctl_get(name, old))
+		return -1;
 	snprintf(path, sizeof(path), "/proc/sys/net/onepipe/%s", name);
-	if (old) {
-		f = fopen(path, "r");
-		if (!f)
-			return -1;
-		ok = fscanf(f, "%d", old) == 1;
-		fclose(f);
-		if (!ok)
-			return -1;
-	}
 	f = fopen(path, "w");
 	if (!f)
 		return -1;
