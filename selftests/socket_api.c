@@ -595,7 +595,7 @@ TEST_F(fab, no_port_error_queue)
  * guest's fabric stretches to 20 s: each round waits that long, and the
  * spinner yields, as a switch process may need its CPU.
  */
-TEST_F_TIMEOUT(fab, outq_zero_reports_queued, 300)
+TEST_F_TIMEOUT(fab, outq_zero_reports_queued, 360)
 {
 	static const char msg[] = "nobody home";
 	struct sockaddr_onepipe to;
