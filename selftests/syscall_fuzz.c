@@ -41,6 +41,12 @@
  * receiver is given up (seconds), which other traffic sharing the host
  * may not be able to wait for.
  *
+ * --no-relay leaves out ONEPIPE_CMD_RELAY: a relayed packet counts as the
+ * controller's, and a forged ACK or recall "from" a host that carries
+ * other traffic rewrites what this host knows of it (a window of 1, a
+ * message acknowledged that never arrived), which that traffic's checks
+ * cannot tell from a defect.
+ *
  * Exit status: 0 clean, 1 findings, 2 usage or setup error, 3 a hang.
  *
  * The seed is printed; a run with the same seed and --threads 1 repeats
@@ -95,6 +101,7 @@ static unsigned int opt_hang_secs = 30;
 static unsigned int opt_port_base = 7000;
 static unsigned long long opt_seed;
 static bool opt_no_host_set;
+static bool opt_no_relay;
 static bool opt_verbose;
 static bool opt_make_it_fail;
 static bool opt_own_host_only;
@@ -1839,7 +1846,7 @@ static void do_nl_relay(struct thr *t)
 	struct nlreq q;
 	int err;
 
-	if (!fam)
+	if (!fam || opt_no_relay)
 		return;
 	plen = chance(t, 50) ? 0 : rnd(t, sizeof(pkt) - 52);
 	len = 52 + plen;
@@ -2057,7 +2064,7 @@ static void usage(const char *prog)
 		"usage: %s [--seconds N] [--seed S] [--threads T] [--slots K]\n"
 		"	[--host-cfg ID,LOCAL,UPLINK] [--port-base P]\n"
 		"	[--no-host-set] [--hang-secs N] [--make-it-fail]\n"
-		"	[--own-host-only] [--verbose]\n", prog);
+		"	[--own-host-only] [--no-relay] [--verbose]\n", prog);
 	exit(2);
 }
 
@@ -2095,6 +2102,7 @@ int main(int argc, char **argv)
 		{ "hang-secs", required_argument, NULL, 'H' },
 		{ "make-it-fail", no_argument, NULL, 'F' },
 		{ "own-host-only", no_argument, NULL, 'O' },
+		{ "no-relay", no_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2118,6 +2126,7 @@ int main(int argc, char **argv)
 		case 'H': opt_hang_secs = strtoul(optarg, NULL, 0); break;
 		case 'F': opt_make_it_fail = true; break;
 		case 'O': opt_own_host_only = true; break;
+		case 'R': opt_no_relay = true; break;
 		case 'v': opt_verbose = true; break;
 		default: usage(argv[0]);
 		}
