@@ -294,8 +294,7 @@ else
 	tap_fail "hosts drain" "after $((30 * OP_SLOW)) s: $drain_text"
 fi
 
-timeout $((60 * OP_SLOW)) "$FABRIC" down >"$WORK/fabric-down.out" 2>&1 ||
-	diag "fabric down failed: $(tail -n 3 "$WORK/fabric-down.out")"
+fabric_down
 netns_gone || diag "fabric namespaces still there after 60 s"
 check_kmemleak "kmemleak reports nothing from onepipe"
 

@@ -29,8 +29,8 @@ export ONEPIPE_FABRIC_TRANSPORT=$OP_TRANSPORT
 OP_SLOW=${OP_SLOW:-1}
 [[ $OP_SLOW =~ ^[1-9][0-9]*$ ]] || { echo "OP_SLOW: not a positive integer" >&2; exit 2; }
 # OP_SLOW_NET=N (default OP_SLOW): the fabric's packet rate must be N
-# times lower: the beacon interval (and with it every timeout counted in
-# intervals), the scenarios' send intervals (send_interval_us), the ACK
+# times lower: the beacon interval (unless OP_SLOW_BEACON says otherwise;
+# with it every timeout counted in intervals), the scenarios' send intervals (send_interval_us), the ACK
 # timeout, which waits for a trip through the fabric and back, and with
 # it op-traffic's lingers (traffic_start) are N times longer.  Packet
 # rate is what a slow guest runs out of first.  On the sanitizer kernel
@@ -43,6 +43,16 @@ OP_SLOW=${OP_SLOW:-1}
 OP_SLOW_NET=${OP_SLOW_NET:-$OP_SLOW}
 [[ $OP_SLOW_NET =~ ^[1-9][0-9]*$ ]] ||
 	{ echo "OP_SLOW_NET: not a positive integer" >&2; exit 2; }
+# OP_SLOW_BEACON=N (default OP_SLOW_NET): the default beacon interval
+# alone N times longer.  Idle beacons are most of a fabric's packets: on
+# the sanitizer kernel (run-in-vm sets 25 there) each costs about 3 ms of
+# guest CPU, and at 20 ms an idle 4x2 fabric kept 1.6 of the 2 vCPUs
+# busy, so every process of the scenario crawled; at 50 ms rdm_mixed took
+# 399 s instead of 492-539 s, with ordering still well inside the ACK
+# timeout.
+OP_SLOW_BEACON=${OP_SLOW_BEACON:-$OP_SLOW_NET}
+[[ $OP_SLOW_BEACON =~ ^[1-9][0-9]*$ ]] ||
+	{ echo "OP_SLOW_BEACON: not a positive integer" >&2; exit 2; }
 
 # send_interval_us US: a scenario's pause between scatterings, US at
 # full speed (OP_SEND_INTERVAL_US overrides it).
@@ -249,9 +259,7 @@ _cleanup()
 			diag "$(host_diag)"
 			step "collected diagnostics"
 		fi
-		timeout $((60 * OP_SLOW)) "$FABRIC" down >"$WORK/fabric-down.out" 2>&1 ||
-			diag "fabric down failed: $(tail -n 3 "$WORK/fabric-down.out")"
-		step "fabric down"
+		fabric_down "$WORK/fabric-down.out" && step "fabric down"
 	fi
 	if [ -n "${SCENARIO_CLEANUP:-}" ]; then
 		$SCENARIO_CLEANUP
@@ -348,7 +356,7 @@ fabric_up()
 	case " $* " in
 	*" --interval-us "*) ;;
 	*) set -- "$@" --interval-us \
-		"${OP_INTERVAL_US:-$((2000 * OP_SLOW_NET))}" ;;
+		"${OP_INTERVAL_US:-$((2000 * OP_SLOW_BEACON))}" ;;
 	esac
 	# A link is removed after timeout-intervals of silence, and an
 	# emulated guest can deschedule a switch for tens of ms: the default
@@ -387,46 +395,23 @@ fabric_up()
 		diag "fabric up $* failed:" "$(tail -n 20 "$WORK/fabric-up.out")"
 		return 1
 	fi
-	timeout $((30 * OP_SLOW)) "$FABRIC" status >"$WORK/fabric-status.out" 2>&1
-	fifo_links || diag "could not set rps_cpus on the fabric's links"
 	step "fabric up $* (transport $OP_TRANSPORT)"
 	return 0
 }
 
-# fifo_links: steer every fabric veth's receive path through RPS, so that
-# packets a sender transmits from different CPUs (a data packet from a
-# syscall, a beacon from a timer; a switch that migrated) are queued on
-# one CPU's backlog and keep their order: without it a veth is not FIFO
-# on an SMP guest, and 1Pipe assumes FIFO links.  A UDP-transport link
-# carries one flow, which RPS keeps on one CPU whatever the mask; a verbs
-# link carries several (one per host pair, plus beacons) that RPS would
-# hash to different CPUs, so each verbs veth gets a single CPU of its
-# own (rotating over the CPUs).  OP_FIFO_LINKS=0 leaves the kernel's
-# default.
-fifo_links()
+# fabric_down [OUT]: take the fabric down (its output in OUT, default
+# $WORK/fabric-down.out), so that the exit handler need not (it tries
+# again if this failed); on failure a diagnostic and status 1.
+fabric_down()
 {
-	local ns all n i=0 q
-	[ "${OP_FIFO_LINKS:-1}" = 1 ] || return 0
-	n=$(nproc)
-	all=$(((1 << n) - 1))
-	# The verbs transport's host wires (opvN) live in the initial netns.
-	for q in /sys/class/net/opv*/queues/rx-*/rps_cpus; do
-		[ -e "$q" ] || continue
-		printf '%x\n' $((1 << (i++ % n))) >"$q" || return 1
-	done
-	# The rotation goes on across namespaces: each prints where it ended.
-	for ns in $(ip netns list | awk '$1 ~ /^op-/ { print $1 }'); do
-		i=$(ip netns exec "$ns" sh -c '
-			i=$3
-			for q in /sys/class/net/*/queues/rx-*/rps_cpus; do
-				case "$q" in */lo/*) continue ;; esac
-				m=$4
-				[ "$1" = verbs ] && m=$((1 << (i % $2)))
-				printf "%x\n" "$m" >"$q" || exit 1
-				i=$((i + 1))
-			done
-			echo "$i"' _ "$OP_TRANSPORT" "$n" "$i" "$all") || return 1
-	done
+	local out=${1:-$WORK/fabric-down.out}
+
+	if timeout $((60 * OP_SLOW)) "$FABRIC" down >"$out" 2>&1; then
+		_fabric_up=0
+		return 0
+	fi
+	diag "fabric down failed: $(tail -n 3 "$out")"
+	return 1
 }
 
 # fx HOST CMD...: run CMD in a fabric host (or switch) namespace.

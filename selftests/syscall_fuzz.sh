@@ -306,8 +306,7 @@ fi
 check_kmemleak "kmemleak reports nothing from onepipe"
 
 # Slab usage with the fabric gone again.
-timeout $((60 * OP_SLOW)) "$FABRIC" down >"$WORK/fabric-down1.out" 2>&1 ||
-	diag "fabric down failed: $(tail -n 3 "$WORK/fabric-down1.out")"
+fabric_down "$WORK/fabric-down1.out"
 netns_gone || diag "fabric namespaces still there after 60 s"
 slab_snapshot "$WORK/slab.after"
 if slab_compare "$WORK/slab.before" "$WORK/slab.after"; then
