@@ -4,8 +4,8 @@
 # Send failure and recall in the reliable service (SOCK_RDM): 4 hosts
 # behind 2 ToRs, 2 processes per host; the processes on h1-h3 send
 # scatterings of 2 messages to random other processes (h4's included),
-# h4's only receive.  1.5 s into the round h4's link goes down (fabric
-# link-down h4) for good.  With a small retry budget (rdm_rto_min_ms 50,
+# h4's only receive.  1.5 s into the round (OP_SLOW_NET times later in a
+# slow guest) h4's link goes down (fabric link-down h4) for good.  With a small retry budget (rdm_rto_min_ms 50,
 # rdm_retries 4) the senders give up on h4 within seconds:
 #
 # - every message to h4 that was not delivered is notified on its
@@ -33,7 +33,8 @@ source "$(dirname "$0")/lib.sh"
 
 # The senders go on for 12 s (600 scatterings, one per 20 ms, OP_SLOW_NET
 # times longer in a slow guest) and the
-# link goes down at 1.5 s (later in a busy guest: fabric may not be ready),
+# link goes down at 1.5 s (DOWN_AFTER_MS; later in a busy guest: fabric
+# may not be ready),
 # so that many messages are stamped after it; they linger until every
 # message they sent is ACKed or notified (--drain): in a slow guest the
 # round trip, and so the give-up, takes far longer.  Until h4 is given up
@@ -43,11 +44,11 @@ source "$(dirname "$0")/lib.sh"
 # messages to it are refused (ECONNREFUSED), hence a 12 s linger.
 SCATS=${OP_SCATS:-600}
 INTERVAL_US=$(send_interval_us 20000)
-# The link goes down 1.5 s into the round, OP_SLOW_NET times later in a
-# slow guest: there the senders' first messages came 6.1 s into the
-# round (starting 8 processes takes that long on the sanitizer kernel),
-# after the link had gone down at 6.7 s, so none was stamped the second
-# before it that "delivered before it went away" looks at.
+# OP_SLOW_NET times later in a slow guest: unscaled, on the sanitizer
+# kernel the senders' first messages were stamped 6.1 s into the round
+# (starting 8 processes takes that long there) and the link went down at
+# 6.7 s, so none was stamped in the second before it that "delivered
+# what was committed before it went away" needs.
 DOWN_AFTER_MS=$((1500 * OP_SLOW_NET))
 RTO_MIN_MS=${OP_RDM_RTO_MIN_MS:-50}
 RETRIES=${OP_RDM_RETRIES:-4}
