@@ -30,16 +30,16 @@ OP_SLOW=${OP_SLOW:-1}
 [[ $OP_SLOW =~ ^[1-9][0-9]*$ ]] || { echo "OP_SLOW: not a positive integer" >&2; exit 2; }
 # OP_SLOW_NET=N (default OP_SLOW): the fabric's packet rate must be N
 # times lower: the beacon interval (unless OP_SLOW_BEACON says otherwise;
-# with it every timeout counted in intervals), the scenarios' send intervals (send_interval_us), the ACK
-# timeout, which waits for a trip through the fabric and back, and with
-# it op-traffic's lingers (traffic_start) are N times longer.  Packet
-# rate is what a slow guest runs out of first.  On the sanitizer kernel
-# (run-in-vm sets 10 there) a 6 ms interval kept both CPUs busy with
-# beacons, the software switches got the CPU about ten times a second
-# and barriers lagged the clocks by 23-33 s; at 20 ms an idle fabric
-# kept up (a 119 ms commit lag), but order_4x2's 2,400 messages a second
-# put the barriers 8-12 s behind, so every ACK came after its 6 s
-# timeout.
+# with it every timeout counted in intervals), the scenarios' send
+# intervals (send_interval_us), the ACK timeout, which waits for a trip
+# through the fabric and back, and with it op-traffic's lingers
+# (traffic_start) are N times longer. Packet rate is what a slow guest
+# runs out of first. On the sanitizer kernel (run-in-vm sets 10 there)
+# a 6 ms interval kept both CPUs busy with beacons, the software switches
+# got the CPU about ten times a second and barriers lagged the clocks by
+# 23-33 s; at 20 ms an idle fabric kept up (a 119 ms commit lag), but
+# order_4x2's 2,400 messages a second put the barriers 8-12 s behind, so
+# every ACK came after its 6 s timeout.
 OP_SLOW_NET=${OP_SLOW_NET:-$OP_SLOW}
 [[ $OP_SLOW_NET =~ ^[1-9][0-9]*$ ]] ||
 	{ echo "OP_SLOW_NET: not a positive integer" >&2; exit 2; }

@@ -4,9 +4,10 @@
 # Send failure and recall in the reliable service (SOCK_RDM): 4 hosts
 # behind 2 ToRs, 2 processes per host; the processes on h1-h3 send
 # scatterings of 2 messages to random other processes (h4's included),
-# h4's only receive.  1.5 s into the round (OP_SLOW_NET times later in a
-# slow guest) h4's link goes down (fabric link-down h4) for good.  With a small retry budget (rdm_rto_min_ms 50,
-# rdm_retries 4) the senders give up on h4 within seconds:
+# h4's only receive. 1.5 s into the round (OP_SLOW_NET times later in a
+# slow guest) h4's link goes down (fabric link-down h4) for good. With a
+# small retry budget (rdm_rto_min_ms 50, rdm_retries 4) the senders give
+# up on h4 within seconds:
 #
 # - every message to h4 that was not delivered is notified on its
 #   sender's error queue with EHOSTUNREACH (ONEPIPE_EE_UNREACH);
