@@ -248,10 +248,10 @@ void op_sock_wake_writer(struct sock *sk)
 /*
  * Whether the caller may add a message to the socket now: to the
  * scattering it is building itself, or as the first of a new one when
- * nobody else is building one, the send buffer is not full and, for a
- * reliable socket, its previous scattering has left the wait for window
- * (a reliable socket has at most one waiting, which keeps its scatterings
- * stamped in the order it sent them).  Socket lock held.
+ * nobody else is building one, the send buffer is not full and its
+ * previous scattering has left the wait for credits (admit.c: a socket
+ * has at most one waiting, which keeps its scatterings stamped in the
+ * order it sent them).  Socket lock held.
  */
 /*
  * A thread that started a scattering and exited without closing it would
@@ -286,7 +286,7 @@ static bool op_send_ready(struct sock *sk)
 	op_chain_reap(sk);
 	if (!skb_queue_empty(&os->pending))
 		return op_chain_mine(os);
-	if (op_sk_reliable(sk) && READ_ONCE(os->waiting))
+	if (READ_ONCE(os->waiting))
 		return false;
 	return sk_wmem_alloc_get(sk) < READ_ONCE(sk->sk_sndbuf);
 }
@@ -301,7 +301,7 @@ static bool op_send_maybe_ready(struct sock *sk)
 
 	if (!skb_queue_empty_lockless(&os->pending))
 		return false;
-	if (op_sk_reliable(sk) && READ_ONCE(os->waiting))
+	if (READ_ONCE(os->waiting))
 		return false;
 	return sk_wmem_alloc_get(sk) < READ_ONCE(sk->sk_sndbuf);
 }
@@ -310,7 +310,7 @@ static bool op_send_maybe_ready(struct sock *sk)
  * Wait until op_send_ready(), or say why not: EAGAIN when non-blocking or
  * SO_SNDTIMEO ran out, EINTR / ERESTARTSYS on a signal.  Space is
  * returned by sock_wfree(), which wakes writers through sk_write_space()
- * once half the buffer is free; a reliable scattering leaving the wait
+ * once half the buffer is free; a scattering leaving the wait
  * and another thread's scattering being closed wake them through
  * op_sock_wake_writer().
  */
@@ -351,7 +351,7 @@ static int op_wait_send_ready(struct sock *sk, long *timeo)
 	return err;
 }
 
-/* A blocking reliable sender returns once its scattering is stamped. */
+/* A blocking sender returns once its scattering is stamped. */
 static void op_wait_stamped(struct sock *sk, long *timeo)
 {
 	DEFINE_WAIT_FUNC(wait, woken_wake_function);
@@ -503,7 +503,7 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	 * A blocking sender returns once its scattering is stamped, so that
 	 * ONEPIPE_LAST_TS names it; it was accepted whatever happens now.
 	 */
-	if (!err && op_sk_reliable(sk))
+	if (!err)
 		op_wait_stamped(sk, &timeo);
 	release_sock(sk);
 	return err ?: len;
@@ -753,12 +753,15 @@ static int op_release(struct socket *sock)
 	sock_orphan(sk);
 	release_sock(sk);
 
-	/* Nobody is left to hear about these messages. */
+	/*
+	 * Nobody is left to hear about these messages.  The waiting
+	 * scattering goes first: an ACK could otherwise send it after its
+	 * socket's outstanding messages were dropped.
+	 */
+	op_admit_forget_sock(on, op_sk(sk));
 	op_tx_forget_sock(on, sk);
-	if (op_sk_reliable(sk)) {
-		op_rdm_forget_sock(on, op_sk(sk));
+	if (op_sk_reliable(sk))
 		op_rdm_sock_purge(on, op_sk(sk));
-	}
 	sock->sk = NULL;
 	sock_put(sk);
 	return 0;
@@ -832,7 +835,7 @@ void op_sock_fail(struct sock *sk, struct sk_buff *skb, int code)
 
 /*
  * Writable means the caller's next scattering is admitted: not while a
- * reliable scattering waits for window, nor while another thread builds
+ * scattering waits for credits (admit.c), nor while another thread builds
  * one (op_sendmsg() wakes pollers when either ends).
  */
 static __poll_t op_poll(struct file *file, struct socket *sock,

@@ -30,6 +30,15 @@ unsigned int op_net_id __read_mostly;
  * backoff (about 5 s in all) before a receiver is declared unreachable.
  */
 #define OP_DEFAULT_RDM_WINDOW	256
+/*
+ * Best effort: 32 messages in flight per destination, unACKed.  What a
+ * host has in flight must cross the fabric well within the ACK timeout:
+ * with every host sending to every other, a fabric delivering R messages
+ * per second at most holds hosts * hosts * be_window of them, R / 10 at
+ * the default 100 ms (4 hosts at 5,000/s; 32 keeps 1 Gb/s busy per pair
+ * with 4 KB messages at a 1 ms round trip).
+ */
+#define OP_DEFAULT_BE_WINDOW	32
 #define OP_DEFAULT_RDM_RTO_MS	20
 #define OP_DEFAULT_RDM_RETRIES	8
 /*
@@ -45,6 +54,7 @@ static int op_ack_min = 1, op_ack_max = 600000;
 static int op_skew_min = -2000000000, op_skew_max = 2000000000;
 static int op_window_min = 1, op_window_max = OP_RDM_WINDOW_MAX;
 static int op_rto_min = 1, op_rto_max = 10000;
+static int op_be_window_max = OP_BE_WINDOW_MAX;
 static int op_retries_min, op_retries_max = 30;
 static int op_hold_max = 600000;
 
@@ -122,6 +132,14 @@ static struct ctl_table op_sysctl_template[] = {
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= &op_hold_max,
 	},
+	{
+		.procname	= "be_window",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ONE,
+		.extra2		= &op_be_window_max,
+	},
 	{ }
 };
 
@@ -142,6 +160,7 @@ int op_net_sysctl_register(struct op_net *on)
 	t[6].data = &on->rdm_retries;
 	t[7].data = &on->controlled;
 	t[8].data = &on->failure_hold_ms;
+	t[9].data = &on->be_window;
 	on->sysctl_hdr = register_net_sysctl(on->net, "net/onepipe", t);
 	if (!on->sysctl_hdr) {
 		kfree(t);
@@ -396,7 +415,7 @@ static int __net_init op_net_init(struct net *net)
 	INIT_LIST_HEAD(&on->ack_pending);
 	INIT_LIST_HEAD(&on->recalls);
 	INIT_LIST_HEAD(&on->rdm_ack_pending);
-	INIT_LIST_HEAD(&on->rdm_waitq);
+	INIT_LIST_HEAD(&on->waitq);
 	INIT_LIST_HEAD(&on->rdm_active);
 	op_relay_init(on);
 	hrtimer_init(&on->tick, CLOCK_REALTIME, HRTIMER_MODE_ABS_SOFT);
@@ -407,6 +426,7 @@ static int __net_init op_net_init(struct net *net)
 	on->link_timeout_intervals = OP_DEFAULT_LINK_TIMEOUT;
 	on->ack_timeout_ms = OP_DEFAULT_ACK_MS;
 	on->rdm_window = OP_DEFAULT_RDM_WINDOW;
+	on->be_window = OP_DEFAULT_BE_WINDOW;
 	on->rdm_rto_min_ms = OP_DEFAULT_RDM_RTO_MS;
 	on->rdm_retries = OP_DEFAULT_RDM_RETRIES;
 	on->failure_hold_ms = OP_DEFAULT_FAIL_HOLD_MS;

@@ -125,7 +125,7 @@ static int op_nl_fill_host(struct sk_buff *msg, struct op_net *on)
 	clock = op_clock_floor(&on->clock, op_now(on));
 	txb = on->tx_barrier;
 	txc = on->tx_commit;
-	waiting = list_count_nodes(&on->rdm_waitq);
+	waiting = list_count_nodes(&on->waitq);
 	unacked = on->rdm_unacked;
 	spin_unlock_bh(&on->tx_lock);
 	spin_lock_bh(&on->rx_lock);

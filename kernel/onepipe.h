@@ -124,6 +124,9 @@ extern const struct op_transport_ops op_verbs_transport;
  */
 #define OP_RDM_WINDOW_MAX	(OP_RDM_SEEN_BITS / 2)
 
+/* Most best-effort messages in flight to one peer (net.onepipe.be_window). */
+#define OP_BE_WINDOW_MAX	65536
+
 /**
  * struct op_rdm_tx - the sending half of the reliable service towards a peer
  * @out: stamped messages in @next order, from sending until the host's
@@ -133,10 +136,10 @@ extern const struct op_transport_ops op_verbs_transport;
  * @active: on op_net.rdm_active while @out is not empty
  * @next: sequence number of the next message
  * @edge: the receiver's window: messages with seq < @edge may be sent
- * @reserved: credits held by scatterings waiting in op_net.rdm_waitq
+ * @reserved: credits held by scatterings waiting in op_net.waitq
  * @win: the receiver's window in messages, as its ACKs say; 0 until known
  * @need: scratch for counting a scattering's messages to this peer
- * @blocked_gen: op_net.rdm_gen of the last pump that found no credit here
+ * @blocked_gen: op_net.admit_gen of the last pump that found no credit here
  * @srtt_us: smoothed ACK round-trip time, 0 until measured
  * @rttvar_us: its mean deviation
  * @min_rtt_us: the smallest ACK round trip measured, 0 until measured
@@ -264,6 +267,10 @@ struct op_rdm_rx {
  * @tx_seq: next message sequence number towards the peer (tx_lock)
  * @outstanding: sent messages awaiting the peer's ACK, in @tx_seq order;
  *	the skbs are the socket-charged payload copies (tx_lock)
+ * @be_reserved: best-effort credits held by scatterings waiting in
+ *	op_net.waitq; with @outstanding, at most be_window (admit.c, tx_lock)
+ * @be_blocked_gen: op_net.admit_gen of the last pump that found no
+ *	best-effort credit here (tx_lock)
  * @ack_lo: first sequence number of the ACK range being built (rx_lock)
  * @ack_hi: last sequence number of that range (rx_lock)
  * @ack_node: on op_net.ack_pending while a range is being built (rx_lock)
@@ -293,6 +300,8 @@ struct op_peer {
 	u32 host;
 	u32 tx_seq;
 	struct sk_buff_head outstanding;
+	u32 be_reserved;
+	u32 be_blocked_gen;
 	u32 ack_lo;
 	u32 ack_hi;
 	struct list_head ack_node;
@@ -352,6 +361,7 @@ struct op_net {
 	int ack_timeout_ms;
 	int clock_offset_ns;
 	int rdm_window;
+	int be_window;
 	int rdm_rto_min_ms;
 	int rdm_retries;
 	int controlled;
@@ -365,9 +375,9 @@ struct op_net {
 	struct op_push push;		/* tx_lock: pacing of pushed beacons */
 	u64 tx_commit;			/* tx_lock: last commit barrier sent */
 	bool tx_commit_valid;		/* tx_lock: @tx_commit was sent */
-	struct list_head rdm_waitq;	/* tx_lock: op_scat waiting for window */
+	struct list_head waitq;		/* tx_lock: op_scat waiting for credits */
 	struct list_head rdm_active;	/* tx_lock: peers with reliable msgs out */
-	u32 rdm_gen;			/* tx_lock: pump generation */
+	u32 admit_gen;			/* tx_lock: pump generation */
 	u32 rdm_win_gen;		/* tx_lock: bumped when a peer's win changes */
 	u32 rdm_unacked;		/* tx_lock: reliable msgs not yet ACKed */
 	u64 rdm_last_ts;		/* tx_lock: stamp of the last one sent */
@@ -423,8 +433,8 @@ struct op_net {
 #define OP_MAX_PQ_BYTES	(64ULL << 20)
 
 /**
- * struct op_scat - a reliable scattering waiting for window
- * @node: on op_net.rdm_waitq, in the order the scatterings closed
+ * struct op_scat - a scattering waiting for credits (admit.c)
+ * @node: on op_net.waitq, in the order the scatterings closed
  * @msgs: its messages (op_msg_cb.credited says which hold a credit)
  * @wire: their packets, built already, in @msgs order
  * @missing: messages still without a credit
@@ -458,8 +468,8 @@ struct op_scat {
  * @builder: the thread whose calls are building @pending, while it is
  *	not empty (a reference: a pid is not reused while held); socket
  *	lock, poll compares it locklessly
- * @scat: SOCK_RDM: the scattering waiting for window, if @waiting
- * @waiting: @scat is on op_net.rdm_waitq (tx_lock; READ_ONCE elsewhere)
+ * @scat: the scattering waiting for credits, if @waiting
+ * @waiting: @scat is on op_net.waitq (tx_lock; READ_ONCE elsewhere)
  * @backlog: SOCK_RDM: committed messages that did not fit the receive
  *	buffer, in delivery order; they still hold their window (rx_lock)
  * @held: SOCK_RDM: a process-failure notification is not acknowledged
@@ -515,7 +525,7 @@ static inline struct op_sock *op_sk(const struct sock *sk)
  * @sent_us: reliable: ktime_get_ns() / 1000 of the last (re)transmission
  * @state: reliable: enum op_rdm_state
  * @retries: reliable: retransmissions so far (of the message or recall)
- * @credited: reliable: holds a window credit while waiting
+ * @credited: holds a credit while its scattering waits (admit.c)
  * @err: ONEPIPE_EE_ABORTED: the errno its notification carries
  *
  * For reliable messages @deadline is the next retransmission.
@@ -629,6 +639,8 @@ void op_xmit_msg(struct op_net *on, struct sk_buff *msg,
 u64 op_tx_stamp(struct op_net *on, struct op_sock *os);
 void op_tx_abort(struct op_sock *os, bool own, int err);
 int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own);
+void op_tx_send(struct op_net *on, struct op_sock *os,
+		struct sk_buff_head *msgs, struct sk_buff_head *wire);
 void op_ctl_push(struct op_net *on, struct sk_buff_head *ctl,
 		 const struct op_hdr *h);
 void op_ctl_queue(struct op_net *on, struct sk_buff_head *ctl, u8 type,
@@ -650,15 +662,20 @@ void op_tx_expire(struct op_net *on, u64 now_mono);
 void op_tx_fail_all(struct op_net *on, int code);
 void op_tx_forget_sock(struct op_net *on, struct sock *sk);
 
+/* admit.c: scatterings waiting for credits, both services */
+int op_admit_close(struct op_net *on, struct op_sock *os,
+		   struct sk_buff_head *wire);
+void op_admit_pump(struct op_net *on, struct sk_buff_head *fail);
+void op_admit_unqueue(struct op_sock *os, struct sk_buff_head *msgs);
+void op_admit_forget_sock(struct op_net *on, struct op_sock *os);
+
 /* rdm_tx.c: the reliable service, sending half */
-int op_rdm_close_scattering(struct op_net *on, struct op_sock *os,
-			    struct sk_buff_head *wire);
+void op_rdm_send(struct op_net *on, struct op_sock *os);
 void op_rdm_acked(struct op_net *on, const struct op_hdr *h);
 void op_rdm_naked(struct op_net *on, u32 host, u32 seq, u8 code);
 void op_rdm_peer_unreachable(struct op_net *on, u32 host);
 void op_rdm_tx_tick(struct op_net *on, u64 now_mono);
 void op_rdm_fail_all(struct op_net *on, int code);
-void op_rdm_forget_sock(struct op_net *on, struct op_sock *os);
 void op_rdm_peer_failed(struct op_net *on, u32 host);
 void op_rdm_peer_reset(struct op_net *on, u32 host);
 void op_rdm_tx_incarnation(struct op_net *on, struct sk_buff_head *fail);

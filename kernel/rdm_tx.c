@@ -39,10 +39,7 @@
  * and a congestion window in the style of DCTCP (the receiver echoes ECN
  * marks, the sender cuts in proportion to the marked fraction) limits
  * what is in flight.
- * A scattering that does not fit waits on op_net.rdm_waitq and takes
- * credits as they come, in queue order per destination, so a large
- * scattering is never starved by small ones and a congested destination
- * only holds back the scatterings that use it.
+ * A scattering that does not fit waits for credits (admit.c).
  *
  * Everything here runs under tx_lock, so that stamps, sequence numbers
  * and the commit barrier reach the wire in one order.
@@ -357,8 +354,13 @@ static bool op_rdm_resend(struct op_net *on, struct sk_buff *msg)
 	return true;
 }
 
-/* Stamp a scattering whose messages all hold a credit, and send it. */
-static void op_rdm_send(struct op_net *on, struct op_sock *os)
+/**
+ * op_rdm_send() - stamp a reliable scattering and send it
+ * @on: this host; tx_lock held
+ * @os: the socket, whose waiting scattering holds every credit it needs
+ *	(admit.c)
+ */
+void op_rdm_send(struct op_net *on, struct op_sock *os)
 {
 	struct op_scat *sc = &os->scat;
 	unsigned int n = skb_queue_len(&sc->msgs);
@@ -374,6 +376,7 @@ static void op_rdm_send(struct op_net *on, struct op_sock *os)
 		struct op_rdm_tx *t = &cb->peer->rtx;
 
 		t->reserved--;
+		cb->credited = 0;
 		cb->ts = ts;
 		cb->seq = t->next++;
 		cb->state = OP_RDM_SENT;
@@ -392,193 +395,6 @@ static void op_rdm_send(struct op_net *on, struct op_sock *os)
 	}
 	op_count(on, ONEPIPE_C_TX_SCATTERINGS);
 	op_count_add(on, ONEPIPE_C_TX_MSGS, n);
-}
-
-/* Take what credits @sc can get; true once each message holds one. */
-static bool op_rdm_take_credits(struct op_scat *sc, u32 gen)
-{
-	struct sk_buff *msg;
-
-	skb_queue_walk(&sc->msgs, msg) {
-		struct op_msg_cb *cb = OP_MSG_CB(msg);
-		struct op_rdm_tx *t = &cb->peer->rtx;
-
-		if (cb->credited)
-			continue;
-		/*
-		 * Credits go to waiting scatterings in queue order: once one
-		 * found none here, later ones may not take this peer's.
-		 */
-		/*
-		 * With nothing in flight no ACK will come to open the
-		 * congestion window: then only the receiver's window counts
-		 * (a scattering may need more than a cut window holds).
-		 */
-		if (t->blocked_gen != gen &&
-		    (s32)(t->edge - t->next) - (s32)t->reserved > 0 &&
-		    (t->inflight + t->reserved < t->cwnd || !t->inflight)) {
-			cb->credited = 1;
-			t->reserved++;
-			sc->missing--;
-		} else {
-			t->blocked_gen = gen;
-		}
-	}
-	return !sc->missing;
-}
-
-/*
- * True if @msgs send more messages to some host than that host's window
- * (as far as its ACKs told it) can ever hold at once: such a scattering
- * would wait forever.  Counts in each peer's @need, then clears it.
- */
-static bool op_rdm_too_big(struct sk_buff_head *msgs)
-{
-	struct sk_buff *msg;
-	bool big = false;
-
-	skb_queue_walk(msgs, msg) {
-		struct op_rdm_tx *t = &OP_MSG_CB(msg)->peer->rtx;
-
-		if (t->win && ++t->need > t->win)
-			big = true;
-	}
-	skb_queue_walk(msgs, msg)
-		OP_MSG_CB(msg)->peer->rtx.need = 0;
-	return big;
-}
-
-/*
- * True if one of @msgs goes to a host the controller declared failed: it
- * could only be recalled, and while it were resent its stamp would hold
- * the commit barrier of the whole fabric.
- */
-static bool op_rdm_to_failed(struct op_net *on, struct sk_buff_head *msgs)
-{
-	struct sk_buff *msg;
-
-	if (likely(!READ_ONCE(on->nfailed)))
-		return false;
-	skb_queue_walk(msgs, msg)
-		if (READ_ONCE(OP_MSG_CB(msg)->peer->failed))
-			return true;
-	return false;
-}
-
-/* Give back the credits of a scattering that will not be sent. */
-static void op_rdm_unqueue(struct op_sock *os, struct sk_buff_head *msgs)
-{
-	struct op_scat *sc = &os->scat;
-	struct sk_buff *msg;
-
-	list_del_init(&sc->node);
-	skb_queue_walk(&sc->msgs, msg)
-		if (OP_MSG_CB(msg)->credited)
-			OP_MSG_CB(msg)->peer->rtx.reserved--;
-	skb_queue_splice_tail_init(&sc->msgs, msgs);
-	__skb_queue_purge(&sc->wire);
-	WRITE_ONCE(os->waiting, false);
-}
-
-/*
- * A receiver's window turned out smaller than what @os's waiting
- * scattering needs from it (@err EMSGSIZE), or a receiver failed
- * (EHOSTDOWN): the scattering fails whole, unstamped, with @err (its
- * messages go on @fail).
- */
-static void op_rdm_refuse_waiting(struct op_sock *os, int err,
-				  struct sk_buff_head *fail)
-{
-	struct sk_buff_head msgs;
-	struct sk_buff *msg;
-
-	__skb_queue_head_init(&msgs);
-	op_count(op_net(sock_net(&os->sk)), ONEPIPE_C_TX_ABORTED);
-	op_rdm_unqueue(os, &msgs);
-	skb_queue_walk(&msgs, msg) {
-		OP_MSG_CB(msg)->state = ONEPIPE_EE_ABORTED;
-		OP_MSG_CB(msg)->err = err;
-	}
-	skb_queue_splice_tail_init(&msgs, fail);
-	op_sock_wake_writer(&os->sk);
-}
-
-/*
- * Send every waiting scattering that now has all its credits.  With
- * @fail, also refuse those that some receiver's window, newly learnt,
- * can never hold.
- */
-static void op_rdm_pump(struct op_net *on, struct sk_buff_head *fail)
-{
-	struct op_scat *sc, *tmp;
-	u32 gen;
-
-	/* Down: op_rdm_fail_all() is about to fail whatever waits. */
-	if (list_empty(&on->rdm_waitq) || !on->up)
-		return;
-	gen = ++on->rdm_gen;
-	list_for_each_entry_safe(sc, tmp, &on->rdm_waitq, node) {
-		struct op_sock *os = container_of(sc, struct op_sock, scat);
-
-		if (fail && sc->win_gen != on->rdm_win_gen) {
-			sc->win_gen = on->rdm_win_gen;
-			if (op_rdm_too_big(&sc->msgs)) {
-				op_rdm_refuse_waiting(os, EMSGSIZE, fail);
-				continue;
-			}
-		}
-		if (fail && op_rdm_to_failed(on, &sc->msgs)) {
-			op_rdm_refuse_waiting(os, EHOSTDOWN, fail);
-			continue;
-		}
-		if (!op_rdm_take_credits(sc, gen))
-			continue;
-		list_del_init(&sc->node);
-		op_rdm_send(on, os);
-		WRITE_ONCE(os->waiting, false);
-		op_sock_wake_writer(&os->sk);
-	}
-}
-
-/**
- * op_rdm_close_scattering() - a reliable scattering is complete
- * @on: this host; tx_lock held, host up
- * @os: the socket (locked), whose pending messages form the scattering;
- *	it has no other scattering waiting
- * @wire: the messages' packets, taken over unless this fails
- *
- * The scattering goes out now if every destination has window for it,
- * otherwise it waits with what credits it could take; os->waiting says
- * which.  While it waits, its packets are charged to the socket's send
- * buffer like its messages.
- *
- * Return: 0, or -EMSGSIZE if some receiver's window can never hold it,
- * -EHOSTDOWN if a receiver was declared failed (nothing is taken over
- * then).
- */
-int op_rdm_close_scattering(struct op_net *on, struct op_sock *os,
-			    struct sk_buff_head *wire)
-{
-	struct op_scat *sc = &os->scat;
-	struct sk_buff *pkt;
-
-	if (op_rdm_too_big(&os->pending))
-		return -EMSGSIZE;
-	if (op_rdm_to_failed(on, &os->pending))
-		return -EHOSTDOWN;
-	skb_queue_splice_tail_init(&os->pending, &sc->msgs);
-	skb_queue_splice_tail_init(wire, &sc->wire);
-	sc->missing = skb_queue_len(&sc->msgs);
-	sc->win_gen = on->rdm_win_gen;
-	list_add_tail(&sc->node, &on->rdm_waitq);
-	WRITE_ONCE(os->waiting, true);
-	op_rdm_pump(on, NULL);
-	if (!os->waiting)
-		return 0;
-	op_count(on, ONEPIPE_C_WINDOW_STALLS);
-	skb_queue_walk(&sc->wire, pkt)
-		skb_set_owner_w(pkt, &os->sk);
-	return 0;
 }
 
 /*
@@ -868,7 +684,7 @@ void op_rdm_acked(struct op_net *on, const struct op_hdr *h)
 		op_rdm_mark_recalled(on, t, h->seq, h->aux, &fail);
 	}
 	op_rdm_settle(on, &done);
-	op_rdm_pump(on, &fail);
+	op_admit_pump(on, &fail);
 	spin_unlock_bh(&on->tx_lock);
 	op_count_add(on, ONEPIPE_C_ACKED, n);
 	op_rdm_finish(&done, &fail);
@@ -909,7 +725,7 @@ void op_rdm_naked(struct op_net *on, u32 host, u32 seq, u8 code)
 		break;
 	}
 	op_rdm_settle(on, &done);
-	op_rdm_pump(on, &fail);
+	op_admit_pump(on, &fail);
 	spin_unlock_bh(&on->tx_lock);
 	op_rdm_finish(&done, &fail);
 }
@@ -977,7 +793,7 @@ static void op_rdm_give_up(struct op_net *on, u32 host, bool acked_too)
 	op_rdm_settle(on, &done);
 	op_rdm_unreachable_locked(on, p, acked_too, &fail);
 	op_rdm_settle(on, &done);
-	op_rdm_pump(on, &fail);
+	op_admit_pump(on, &fail);
 	spin_unlock_bh(&on->tx_lock);
 	op_rdm_finish(&done, &fail);
 }
@@ -1056,10 +872,10 @@ void op_rdm_tx_incarnation(struct op_net *on, struct sk_buff_head *fail)
 	unsigned long host;
 
 	lockdep_assert_held(&on->tx_lock);
-	list_for_each_entry_safe(sc, stmp, &on->rdm_waitq, node) {
+	list_for_each_entry_safe(sc, stmp, &on->waitq, node) {
 		struct op_sock *os = container_of(sc, struct op_sock, scat);
 
-		op_rdm_unqueue(os, fail);
+		op_admit_unqueue(os, fail);
 		op_sock_wake_writer(&os->sk);
 	}
 	list_for_each_entry_safe(t, tmp, &on->rdm_active, active) {
@@ -1099,7 +915,7 @@ void op_rdm_peer_reset(struct op_net *on, u32 host)
 	reserved = t->reserved;
 	op_rdm_tx_restart(on, p);
 	t->reserved = reserved;
-	op_rdm_pump(on, &fail);
+	op_admit_pump(on, &fail);
 	spin_unlock_bh(&on->tx_lock);
 	op_rdm_finish(&done, &fail);
 }
@@ -1352,8 +1168,8 @@ static void op_rdm_probe(struct op_net *on, u64 now)
 			.seq = op_rdm_settled(t),
 		};
 
-		if ((!t->sync && (t->blocked_gen != on->rdm_gen ||
-				  list_empty(&on->rdm_waitq))) ||
+		if ((!t->sync && (t->blocked_gen != on->admit_gen ||
+				  list_empty(&on->waitq))) ||
 		    (s64)(now - t->probe_at) < 0)
 			continue;
 		/*
@@ -1398,7 +1214,7 @@ void op_rdm_tx_tick(struct op_net *on, u64 now)
 		while ((dead = op_rdm_recall_due(on, now)))
 			op_rdm_unreachable_locked(on, dead, false, &fail);
 	}
-	op_rdm_pump(on, &fail);
+	op_admit_pump(on, &fail);
 	op_rdm_probe(on, now);
 	op_rdm_settle(on, &done);
 	nrep = op_rdm_reports(on, rep, ARRAY_SIZE(rep));
@@ -1429,10 +1245,10 @@ void op_rdm_fail_all(struct op_net *on, int code)
 	__skb_queue_head_init(&fail);
 	__skb_queue_head_init(&done);
 	spin_lock_bh(&on->tx_lock);
-	list_for_each_entry_safe(sc, stmp, &on->rdm_waitq, node) {
+	list_for_each_entry_safe(sc, stmp, &on->waitq, node) {
 		struct op_sock *os = container_of(sc, struct op_sock, scat);
 
-		op_rdm_unqueue(os, &fail);
+		op_admit_unqueue(os, &fail);
 		op_sock_wake_writer(&os->sk);
 	}
 	list_for_each_entry_safe(t, tmp, &on->rdm_active, active) {
@@ -1451,27 +1267,4 @@ void op_rdm_fail_all(struct op_net *on, int code)
 	spin_unlock_bh(&on->tx_lock);
 	while ((skb = __skb_dequeue(&fail)))
 		op_sock_fail(skb->sk, skb, code);
-}
-
-/**
- * op_rdm_forget_sock() - a reliable socket is being released
- * @on: this host
- * @os: the socket
- *
- * Its waiting scattering was never stamped and goes.  What it sent stays
- * until committed or failed: dropping it would let the rest of its
- * scatterings be delivered without it.
- */
-void op_rdm_forget_sock(struct op_net *on, struct op_sock *os)
-{
-	struct sk_buff_head gone;
-
-	__skb_queue_head_init(&gone);
-	spin_lock_bh(&on->tx_lock);
-	if (os->waiting) {
-		op_rdm_unqueue(os, &gone);
-		op_rdm_pump(on, NULL);
-	}
-	spin_unlock_bh(&on->tx_lock);
-	__skb_queue_purge(&gone);
 }

@@ -243,28 +243,57 @@ void op_tx_abort(struct op_sock *os, bool own, int err)
 }
 
 /**
- * op_tx_scattering() - stamp and send the socket's pending scattering
+ * op_tx_send() - stamp a best-effort scattering and send it
+ * @on: this host; tx_lock held
+ * @os: the sending socket
+ * @msgs: its messages, each holding a credit (admit.c); emptied
+ * @wire: their packets, in @msgs order; emptied
+ *
+ * All messages get one timestamp, then wait on their destination peer's
+ * outstanding queue for the end-to-end ACK.
+ */
+void op_tx_send(struct op_net *on, struct op_sock *os,
+		struct sk_buff_head *msgs, struct sk_buff_head *wire)
+{
+	u64 ack_ns = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
+	unsigned int nmsgs = skb_queue_len(msgs);
+	u64 ts = op_tx_stamp(on, os), deadline = ktime_get_ns() + ack_ns;
+	struct sk_buff *msg;
+
+	while ((msg = __skb_dequeue(msgs))) {
+		struct op_msg_cb *cb = OP_MSG_CB(msg);
+
+		/* Its credit becomes the message itself, outstanding. */
+		cb->peer->be_reserved--;
+		cb->credited = 0;
+		cb->ts = ts;
+		cb->deadline = deadline;
+		cb->seq = cb->peer->tx_seq++;
+		op_xmit_msg(on, msg, wire);
+		__skb_queue_tail(&cb->peer->outstanding, msg);
+	}
+	op_count(on, ONEPIPE_C_TX_SCATTERINGS);
+	op_count_add(on, ONEPIPE_C_TX_MSGS, nmsgs);
+}
+
+/**
+ * op_tx_scattering() - the socket's pending scattering is complete
  * @on: this host
  * @os: the sending socket; its lock is held
  * @own: the last pending message is the current sendmsg() call's
  *
- * All messages get one timestamp.  Best-effort messages then wait on
- * their destination peer's outstanding queue for the end-to-end ACK;
- * reliable ones go through rdm_tx.c, which may have to let the
- * scattering wait for window first.
+ * Its packets are built here, outside any lock; then it is admitted
+ * (admit.c): stamped and sent at once if every destination has credit
+ * for it, or else left waiting for credits, unstamped.
  *
  * Return: 0, -ENETDOWN if the host is down, -ENOBUFS without memory,
  * -EMSGSIZE if a reliable receiver's window can never hold the
- * scattering.  On error nothing is sent: see op_tx_abort() for what the
- * sender hears.
+ * scattering, -EHOSTDOWN if a reliable receiver failed.  On error
+ * nothing is sent: see op_tx_abort() for what the sender hears.
  */
 int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own)
 {
-	u64 ack_ns = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
-	unsigned int nmsgs = skb_queue_len(&os->pending);
 	struct sk_buff_head wire;
-	struct sk_buff *msg;
-	u64 ts, deadline;
 	int err;
 
 	__skb_queue_head_init(&wire);
@@ -274,35 +303,11 @@ int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own)
 		goto out_drop;
 
 	spin_lock_bh(&on->tx_lock);
-	if (!on->up) {
-		spin_unlock_bh(&on->tx_lock);
-		err = -ENETDOWN;
-		goto out_drop;
-	}
-	if (op_sk_reliable(&os->sk)) {
-		err = op_rdm_close_scattering(on, os, &wire);
-		spin_unlock_bh(&on->tx_lock);
-		if (err)
-			goto out_drop;
-		os->pending_bytes = 0;
-		return 0;
-	}
-	ts = op_tx_stamp(on, os);
-	deadline = ktime_get_ns() + ack_ns;
-	while ((msg = __skb_dequeue(&os->pending))) {
-		struct op_msg_cb *cb = OP_MSG_CB(msg);
-
-		cb->ts = ts;
-		cb->deadline = deadline;
-		cb->seq = cb->peer->tx_seq++;
-		op_xmit_msg(on, msg, &wire);
-		__skb_queue_tail(&cb->peer->outstanding, msg);
-	}
+	err = on->up ? op_admit_close(on, os, &wire) : -ENETDOWN;
 	spin_unlock_bh(&on->tx_lock);
-
+	if (err)
+		goto out_drop;
 	os->pending_bytes = 0;
-	op_count(on, ONEPIPE_C_TX_SCATTERINGS);
-	op_count_add(on, ONEPIPE_C_TX_MSGS, nmsgs);
 	return 0;
 
 out_drop:
@@ -554,6 +559,9 @@ void op_tx_acked(struct op_net *on, u32 host, u32 lo, u32 hi)
 		__skb_queue_tail(&done, skb);
 		n++;
 	}
+	/* The window opened: scatterings waiting for it may go. */
+	if (n)
+		op_admit_pump(on, NULL);
 	spin_unlock_bh(&on->tx_lock);
 	/* Freeing returns send-buffer space and wakes writers: no locks. */
 	__skb_queue_purge(&done);
@@ -583,6 +591,7 @@ void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code)
 		if (s == seq) {
 			__skb_unlink(skb, &p->outstanding);
 			found = skb;
+			op_admit_pump(on, NULL);
 			break;
 		}
 	}
@@ -615,6 +624,8 @@ void op_tx_expire(struct op_net *on, u64 now_mono)
 			__skb_queue_tail(&failed, skb);
 		}
 	}
+	if (!skb_queue_empty(&failed))
+		op_admit_pump(on, NULL);
 	spin_unlock_bh(&on->tx_lock);
 	op_fail_list(&failed, ONEPIPE_EE_TIMEOUT);
 }
@@ -666,6 +677,8 @@ void op_tx_forget_sock(struct op_net *on, struct sock *sk)
 			__skb_queue_tail(&gone, skb);
 		}
 	}
+	if (!skb_queue_empty(&gone))
+		op_admit_pump(on, NULL);
 	spin_unlock_bh(&on->tx_lock);
 	__skb_queue_purge(&gone);
 }

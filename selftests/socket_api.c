@@ -376,6 +376,17 @@ FIXTURE(fab) {
 	OP_FIXTURE_SOCKETS;
 };
 
+/* net.onepipe.be_window before a test changed it; -1: unchanged. */
+static int bew_saved = -1;
+
+/* Set back what a test changed, also when an ASSERT ended it early. */
+static void bew_restore(void)
+{
+	if (bew_saved >= 0)
+		op_sysctl("be_window", bew_saved, NULL);
+	bew_saved = -1;
+}
+
 FIXTURE_SETUP(fab)
 {
 	self->host = op_fixture_host(self->fd);
@@ -388,6 +399,7 @@ FIXTURE_SETUP(fab)
 FIXTURE_TEARDOWN(fab)
 {
 	op_close3(self->fd);
+	bew_restore();
 }
 
 TEST_F(fab, round_trip)
@@ -951,6 +963,131 @@ TEST_F_TIMEOUT(fab, poll_loop_whole, 240)
 {
 	NEED_HOST();
 	adm_poll_loop(_metadata, self->fd, self->addr, 0);
+}
+
+/* ------------------------------------- best-effort window (be_window) */
+
+#define BEW_MSGS	300
+#define BEW_WAIT_MS	10000
+
+
+static void bew_set(struct __test_metadata *_metadata, int w)
+{
+	int old;
+
+	ASSERT_EQ(0, op_sysctl("be_window", w, &old)) TH_LOG(
+		"net.onepipe.be_window: %s", strerror(errno));
+	if (bew_saved < 0)
+		bew_saved = old;
+}
+
+
+/*
+ * Read @n messages "bew-<i>" from @fd, in order, within BEW_WAIT_MS; none
+ * of @sender's is reported failed.
+ */
+static void bew_expect(struct __test_metadata *_metadata, int fd, int sender,
+		       int n)
+{
+	char buf[64], want[32];
+	struct rx r;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ssize_t len = rx_msg_to(fd, buf, sizeof(buf) - 1, 0, &r,
+					BEW_WAIT_MS);
+
+		ASSERT_LT(0, len) TH_LOG("message %d of %d: %s; %s", i, n,
+					 strerror(errno), sender_errq(sender));
+		buf[len] = 0;
+		snprintf(want, sizeof(want), "bew-%d", i);
+		ASSERT_STREQ(want, buf);
+	}
+	ASSERT_EQ(-1, recv(sender, buf, sizeof(buf),
+			   MSG_ERRQUEUE | MSG_DONTWAIT)) TH_LOG(
+		"a notification on the sender: %s", sender_errq(sender));
+}
+
+/*
+ * A non-blocking best-effort sender faster than its ACKs (be_window 4)
+ * gets EAGAIN, not a stream of timeouts: its scattering waits for
+ * credits, unstamped (ONEPIPE_LAST_TS says EINPROGRESS while it does),
+ * POLLOUT comes once ACKs let it go, and every message is delivered in
+ * order with no notification.
+ */
+TEST_F_TIMEOUT(fab, be_window_eagain_pollout, 240)
+{
+	int a = self->a, eagain = 0, inprogress = 0, i = 0, re;
+	char msg[32];
+	__u64 ts;
+
+	NEED_HOST();
+	bew_set(_metadata, 4);
+	while (i < BEW_MSGS) {
+		int len = snprintf(msg, sizeof(msg), "bew-%d", i);
+
+		if (op_sendto(a, msg, len + 1, MSG_DONTWAIT, &self->ba) ==
+		    len + 1) {
+			i++;
+			if (last_ts(a, &ts) == EINPROGRESS)
+				inprogress++;
+			continue;
+		}
+		ASSERT_EQ(EAGAIN, errno) TH_LOG("message %d: %s", i,
+						strerror(errno));
+		eagain++;
+		re = wait_events(a, POLLOUT, BEW_WAIT_MS);
+		ASSERT_TRUE(re > 0 && (re & POLLOUT)) TH_LOG(
+			"no POLLOUT within %d ms (revents %d); %s",
+			BEW_WAIT_MS, re, sender_errq(a));
+		ASSERT_FALSE(re & POLLERR) TH_LOG("%s", sender_errq(a));
+	}
+	TH_LOG("%d messages: %d EAGAIN, %d left waiting for credits",
+	       BEW_MSGS, eagain, inprogress);
+	ASSERT_LT(0, eagain) TH_LOG("the window never filled");
+	ASSERT_LT(0, inprogress);
+	bew_expect(_metadata, self->b, a, BEW_MSGS);
+}
+
+/* The same, blocking: every send returns once its message is stamped. */
+TEST_F_TIMEOUT(fab, be_window_blocking, 240)
+{
+	char msg[32];
+	__u64 ts;
+	int i;
+
+	NEED_HOST();
+	bew_set(_metadata, 4);
+	for (i = 0; i < BEW_MSGS; i++) {
+		int len = snprintf(msg, sizeof(msg), "bew-%d", i);
+
+		ASSERT_EQ(len + 1, op_sendto(self->a, msg, len + 1, 0,
+					     &self->ba)) TH_LOG(
+			"message %d: %s", i, strerror(errno));
+		ASSERT_EQ(0, last_ts(self->a, &ts)) TH_LOG(
+			"a blocking send returned before its stamp");
+	}
+	bew_expect(_metadata, self->b, self->a, BEW_MSGS);
+}
+
+/*
+ * A scattering with more messages to one host than the whole window goes
+ * all the same, once nothing else is in flight there.
+ */
+TEST_F_TIMEOUT(fab, be_window_bigger_scattering, 120)
+{
+	struct scat s;
+	int i, r;
+
+	NEED_HOST();
+	bew_set(_metadata, 2);
+	scat_init(&s);
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, scat_add(&s, "big-", &self->addr[1], 100));
+	r = scat_send(self->a, &s, 0);
+	ASSERT_EQ(5, r) TH_LOG("sendmmsg: %d (%s)", r, strerror(errno));
+	expect_delivered(_metadata, self->a, self->fd, self->addr, &s);
+	scat_free(&s);
 }
 
 TEST_HARNESS_MAIN

@@ -122,8 +122,9 @@ struct stats {
 };
 
 /*
- * A SOCK_RDM scattering that waits for window is stamped when the window
- * opens, after sendmmsg() returned: until then ONEPIPE_LAST_TS fails with
+ * A scattering that waits for credits (a reliable receiver's window, the
+ * best-effort be_window) is stamped when they come, after sendmmsg()
+ * returned: until then ONEPIPE_LAST_TS fails with
  * EINPROGRESS and the socket is not writable.  Its S line keeps its place
  * in the log (where the send call was: what causality is about) and gets
  * its timestamp once the socket is writable again; the lines logged
@@ -154,7 +155,7 @@ struct traffic {
 	bool started;
 	bool want_out;		/* send hit EAGAIN: wait for POLLOUT */
 	bool blocked;		/* this wait for POLLOUT was counted */
-	bool defer_ts;		/* SOCK_RDM: S timestamps may come late */
+	bool defer_ts;		/* S timestamps may come late */
 	struct pend pend;
 	uint64_t prev_ts;	/* last timestamp an S line logged, not 0 */
 	bool paused;		/* not reading (--recv-pause-ms) */
@@ -770,7 +771,7 @@ static void build_scattering(struct traffic *t, uint64_t scat_id)
 
 /*
  * ONEPIPE_LAST_TS: 0, or ENOENT (nothing stamped yet), or EINPROGRESS
- * (SOCK_RDM: the last scattering waits for window, not stamped yet).
+ * (the last scattering waits for credits, not stamped yet).
  */
 static int read_last_ts(struct traffic *t, uint64_t *ts)
 {
@@ -802,7 +803,7 @@ static uint64_t last_ts(struct traffic *t, uint64_t send_time)
 
 	if (t->o.udp)
 		return send_time;	/* no 1Pipe timestamp: the send time */
-	err = read_last_ts(t, &ts);	/* not EINPROGRESS: not SOCK_RDM */
+	err = read_last_ts(t, &ts);	/* not EINPROGRESS: not deferred */
 	return sent_ts(t, err, ts);
 }
 
@@ -1534,7 +1535,7 @@ int main(int argc, char **argv)
 	t.rng = t.rng * 0x9e3779b97f4a7c15ull;
 	if (!t.rng)	/* xorshift never leaves 0 */
 		t.rng = 1;
-	t.defer_ts = !t.o.udp && t.o.type == SOCK_RDM;
+	t.defer_ts = !t.o.udp;
 	open_log(&t);
 	if (t.o.scatterings)
 		tx_alloc(&t);

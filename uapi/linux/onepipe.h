@@ -40,7 +40,7 @@
  *
  * - Admission is decided at its first message.  The socket takes a new
  *   scattering while its send buffer is not full (SIOCOUTQ < SO_SNDBUF)
- *   and, for SOCK_RDM, its previous scattering no longer waits for window.
+ *   and its previous scattering no longer waits for credits (below).
  *   Otherwise a non-blocking call fails with EAGAIN and a blocking one
  *   waits (SO_SNDTIMEO: EAGAIN; a signal: EINTR).  The later messages of an
  *   admitted scattering never wait and never see EAGAIN.  POLLOUT means the
@@ -66,6 +66,17 @@
  * - SOCK_RDM: a scattering with more messages for one host than that
  *   host's rdm_window grants fails the same way, with EMSGSIZE, once the
  *   sender learns the receiver's window.
+ * - An admitted scattering is stamped and sent once each of its messages
+ *   holds a credit towards its destination host: SOCK_RDM, the receiver's
+ *   window and the congestion window; SOCK_DGRAM, net.onepipe.be_window
+ *   messages in flight per destination host, not yet ACKed nor notified
+ *   (all the host's sockets share them).  Until then it waits, unstamped:
+ *   the call that closed it has returned (a blocking one returns once it
+ *   is stamped), ONEPIPE_LAST_TS fails with EINPROGRESS and the socket is
+ *   not writable.  So a best-effort sender faster than the fabric sees
+ *   EAGAIN and then POLLOUT, rather than timeouts.  A scattering needing
+ *   more credits from one host than its window holds goes once nothing
+ *   else is in flight there.
  */
 
 /*
