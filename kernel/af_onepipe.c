@@ -796,6 +796,7 @@ void op_sock_fail(struct sock *sk, struct sk_buff *skb, int code)
 		[ONEPIPE_EE_UNREACH] = EHOSTUNREACH,
 		[ONEPIPE_EE_RECALLED] = ECANCELED,
 		[ONEPIPE_EE_ABORTED] = 0,	/* the refusal's, in the cb */
+		[ONEPIPE_EE_UNKNOWN] = ETIMEDOUT,
 	};
 	const struct op_msg_cb mcb = *OP_MSG_CB(skb);
 	struct op_err_cb *ecb = OP_ERR_CB(skb);
@@ -926,7 +927,7 @@ static int __init onepipe_init(void)
 
 	BUILD_BUG_ON(sizeof(struct op_msg_cb) > sizeof_field(struct sk_buff, cb));
 	BUILD_BUG_ON(sizeof(struct op_err_cb) > sizeof_field(struct sk_buff, cb));
-	BUILD_BUG_ON(offsetofend(struct op_rx_cb, dst_port) > 44);
+	BUILD_BUG_ON(offsetofend(struct op_rx_cb, dl_code) > 44);
 	BUILD_BUG_ON(OP_MAX_MSG != ONEPIPE_MAX_MSG);
 
 	err = proto_register(&op_proto, 1);

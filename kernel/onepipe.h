@@ -24,6 +24,7 @@
 #include "core/pq.h"
 #include "core/rack.h"
 #include "core/push.h"
+#include "core/seqrec.h"
 #include "core/wire.h"
 
 struct op_net;
@@ -274,6 +275,8 @@ struct op_rdm_rx {
  * @ack_lo: first sequence number of the ACK range being built (rx_lock)
  * @ack_hi: last sequence number of that range (rx_lock)
  * @ack_node: on op_net.ack_pending while a range is being built (rx_lock)
+ * @berec: what became of the peer's best-effort messages here, for the
+ *	answers to its queries (core/seqrec.h, rx_lock)
  * @partial: messages being reassembled from fragments (rx_lock)
  * @rtx: reliable service, sending half (tx_lock)
  * @rrx: reliable service, receiving half (rx_lock)
@@ -305,6 +308,7 @@ struct op_peer {
 	u32 ack_lo;
 	u32 ack_hi;
 	struct list_head ack_node;
+	struct op_seqrec berec;
 	struct list_head partial;
 	struct op_rdm_tx rtx;
 	struct op_rdm_rx rrx;
@@ -514,7 +518,9 @@ static inline struct op_sock *op_sk(const struct sock *sk)
 /**
  * struct op_msg_cb - skb->cb of a message, from sendmsg() to its fate
  * @ts: timestamp (valid once stamped)
- * @deadline: ktime_get_ns() after which a missing ACK is a failure
+ * @deadline: best effort: until its first query, the 1Pipe-clock instant
+ *	(a timestamp) after which the receiver no longer delivers it; then
+ *	ktime_get_ns() of the next query (tx.c)
  * @dst_host: destination host
  * @seq: sequence number towards @dst_host
  * @src_port: sending port
@@ -524,7 +530,9 @@ static inline struct op_sock *op_sk(const struct sock *sk)
  * @peer: the destination's peer state, once the message is being sent
  * @sent_us: reliable: ktime_get_ns() / 1000 of the last (re)transmission
  * @state: reliable: enum op_rdm_state
- * @retries: reliable: retransmissions so far (of the message or recall)
+ * @retries: reliable: retransmissions so far (of the message or recall);
+ *	best effort: queries sent about it
+ * @dl_code: best effort: its deadline as the wire carries it
  * @credited: holds a credit while its scattering waits (admit.c)
  * @err: ONEPIPE_EE_ABORTED: the errno its notification carries
  *
@@ -544,6 +552,7 @@ struct op_msg_cb {
 	u32 sent_us;
 	u8 retries;
 	u8 credited;
+	u8 dl_code;
 	u8 err;
 };
 
@@ -558,6 +567,7 @@ enum op_rdm_state {
  * struct op_rx_cb - skb->cb of a received message, in the reorder queue
  * @node: reorder queue node, carries the delivery key
  * @dst_port: destination port
+ * @dl_code: best effort: the deadline its sender gave it (core/wire.h)
  *
  * Kept within the first 44 bytes: sock_queue_rcv_skb() writes the last
  * four bytes of cb.
@@ -565,6 +575,7 @@ enum op_rdm_state {
 struct op_rx_cb {
 	struct op_pq_node node;
 	u16 dst_port;
+	u8 dl_code;
 };
 
 /**

@@ -124,14 +124,70 @@ struct sk_buff *op_rx_take(struct op_net *on, struct op_pq *q, u64 b)
 	return skb;
 }
 
-/* Hand one message to the socket bound to its port. */
+/* Has the best-effort deadline @dl_code of a message stamped @ts passed? */
+static bool op_be_expired(struct op_net *on, u64 ts, u8 dl_code)
+{
+	return dl_code &&
+	       op_ts_after(op_ts(op_now(on)),
+			   op_ts_add(ts, op_deadline_ns(dl_code)));
+}
+
+/**
+ * op_be_refuse() - must this best-effort message not be delivered?
+ * @on: this host; rx_lock held
+ * @p: its sender
+ * @st: what its sender's record says of it (core/seqrec.h)
+ * @seq: its sequence number
+ * @ts: its timestamp
+ * @dl_code: its deadline
+ * @ctl: a NAK for it is appended here
+ *
+ * Refused: closed by its sender's query (which got its answer), older
+ * than the record (no answer could be given for it), or past its
+ * deadline.  An open message refused is closed and NAKed (EXPIRED), so
+ * that its sender reports it failed and a query finds it so.
+ *
+ * Return: true if refused, counted as rx_expired; the caller drops it.
+ */
+static bool op_be_refuse(struct op_net *on, struct op_peer *p,
+			 enum op_seq_state st, u32 seq, u64 ts, u8 dl_code,
+			 struct sk_buff_head *ctl)
+{
+	if (st == OP_SEQ_OPEN && !op_be_expired(on, ts, dl_code))
+		return false;
+	op_count(on, ONEPIPE_C_RX_EXPIRED);
+	if (st == OP_SEQ_CLOSED)
+		return true;
+	if (st == OP_SEQ_OPEN)
+		op_seqrec_set(&p->berec, seq, OP_SEQ_CLOSED);
+	op_nak(on, ctl, p->host, seq, OP_NAK_EXPIRED);
+	return true;
+}
+
+/*
+ * Hand one best-effort message to the socket bound to its port, and
+ * record it delivered: its sender may ask (op_rx_query()).
+ */
 static void op_deliver_one(struct op_net *on, struct sk_buff *skb,
 			   struct sk_buff_head *ctl)
 {
 	struct op_rx_cb *rcb = OP_RX_CB(skb);
 	u32 host = rcb->node.src_host, seq = rcb->node.seq;
+	struct op_peer *p = op_peer_get(on, host, GFP_ATOMIC);
 	struct sock *sk;
 
+	/* Without its record the message cannot be answered for. */
+	if (!p) {
+		op_count(on, ONEPIPE_C_RX_NOBUFS);
+		op_nak(on, ctl, host, seq, OP_NAK_NOBUFS);
+		kfree_skb(skb);
+		return;
+	}
+	if (op_be_refuse(on, p, op_seqrec_get(&p->berec, seq), seq,
+			 rcb->node.ts, rcb->dl_code, ctl)) {
+		kfree_skb(skb);
+		return;
+	}
 	sk = op_port_lookup_rcu(on, rcb->dst_port);
 	if (!sk || op_sk_reliable(sk)) {
 		op_count(on, ONEPIPE_C_RX_NOPORT);
@@ -146,8 +202,44 @@ static void op_deliver_one(struct op_net *on, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
+	op_seqrec_set(&p->berec, seq, OP_SEQ_DELIVERED);
 	op_count(on, ONEPIPE_C_RX_MSGS);
 	op_ack(on, host, seq, ctl);
+}
+
+/**
+ * op_rx_query() - a sender asks what became of its messages [seq, aux]
+ * @on: this host; rx_lock held
+ * @h: the QUERY
+ * @ctl: the answers are appended here
+ *
+ * Delivered ones are ACKed.  The others are closed, never to be
+ * delivered, and NAKed (EXPIRED): the answer is final.  Those older than
+ * the record get no answer; their sender reports them as unknown.
+ */
+static void op_rx_query(struct op_net *on, const struct op_hdr *h,
+			struct sk_buff_head *ctl)
+{
+	struct op_peer *p = op_peer_get(on, h->src_host, GFP_ATOMIC);
+	u32 seq = h->seq;
+
+	if (!p)
+		return;		/* it asks again */
+	do {
+		switch (op_seqrec_get(&p->berec, seq)) {
+		case OP_SEQ_DELIVERED:
+			op_ack(on, p->host, seq, ctl);
+			break;
+		case OP_SEQ_OPEN:
+			op_seqrec_set(&p->berec, seq, OP_SEQ_CLOSED);
+			fallthrough;
+		case OP_SEQ_CLOSED:
+			op_nak(on, ctl, p->host, seq, OP_NAK_EXPIRED);
+			break;
+		case OP_SEQ_FORGOTTEN:
+			break;
+		}
+	} while (seq++ != h->aux);
 }
 
 /* Deliver everything below the input barrier, in order. */
@@ -178,6 +270,7 @@ void op_rx_msg(struct op_net *on, struct sk_buff *skb,
 	rcb->node.src_port = h->src_port;
 	rcb->node.seq = h->seq;
 	rcb->dst_port = h->dst_port;
+	rcb->dl_code = h->flags & OP_F_RELIABLE ? 0 : h->code;
 
 	if (h->flags & OP_F_RELIABLE) {
 		op_rdm_rx_msg(on, skb, h, ctl);
@@ -374,6 +467,9 @@ drop:
 static void op_rx_data(struct op_net *on, struct sk_buff *skb,
 		       const struct op_hdr *h, struct sk_buff_head *ctl)
 {
+	enum op_seq_state st;
+	struct op_peer *p;
+
 	if (h->dst_host != on->cfg.host_id) {
 		op_count(on, ONEPIPE_C_RX_BAD);
 		kfree_skb(skb);
@@ -385,6 +481,26 @@ static void op_rx_data(struct op_net *on, struct sk_buff *skb,
 	skb->dev = NULL;
 	if (h->flags & OP_F_RELIABLE) {
 		op_rdm_rx_data(on, skb, h, ctl);
+		return;
+	}
+	p = op_peer_get(on, h->src_host, GFP_ATOMIC);
+	if (!p) {
+		op_count(on, ONEPIPE_C_RX_NOBUFS);
+		op_nak(on, ctl, h->src_host, h->seq, OP_NAK_NOBUFS);
+		kfree_skb(skb);
+		return;
+	}
+	st = op_seqrec_arrive(&p->berec, h->seq, h->ts);
+	if (st == OP_SEQ_DELIVERED) {
+		op_count(on, ONEPIPE_C_RX_DUP);
+		kfree_skb(skb);
+		return;
+	}
+	if (op_be_refuse(on, p, st, h->seq, h->ts, h->code, ctl)) {
+		/* Its fragments waiting for the rest go too. */
+		if (h->frag_cnt > 1)
+			op_partial_drop(on, p, h->seq, 0);
+		kfree_skb(skb);
 		return;
 	}
 	if (!(h->flags & OP_F_UNORDERED) && on->agg.valid &&
@@ -458,6 +574,10 @@ static void __op_rcv(struct op_net *on, struct sk_buff *skb, bool ce,
 	case OP_PKT_PROBE:
 		if (mine)
 			op_rdm_rx_probe(on, &h, &ctl);
+		break;
+	case OP_PKT_QUERY:
+		if (mine)
+			op_rx_query(on, &h, &ctl);
 		break;
 	}
 	spin_unlock_bh(&on->rx_lock);

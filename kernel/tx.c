@@ -144,7 +144,7 @@ static void op_tx_carried(struct op_net *on)
  * @msg: the message, stamped and numbered (its cb says everything)
  * @wire: holds the message's packets first, as op_msg_packets() made them
  * @copy: 0 the first time; a reliable resend says which copy it is
- *	(kernel/core/wire.h)
+ *	(kernel/core/wire.h; best effort carries its deadline there instead)
  *
  * The packets carry the last barrier sent: for a first transmission
  * that is the scattering's own stamp, since its later messages have the
@@ -158,7 +158,7 @@ void op_xmit_copy(struct op_net *on, struct sk_buff *msg,
 	struct op_hdr h = {
 		.type = OP_PKT_DATA,
 		.flags = cb->flags,
-		.code = copy,
+		.code = cb->flags & OP_F_RELIABLE ? copy : cb->dl_code,
 		.src_host = on->cfg.host_id,
 		.dst_host = cb->dst_host,
 		.src_port = cb->src_port,
@@ -249,15 +249,19 @@ void op_tx_abort(struct op_sock *os, bool own, int err)
  * @msgs: its messages, each holding a credit (admit.c); emptied
  * @wire: their packets, in @msgs order; emptied
  *
- * All messages get one timestamp, then wait on their destination peer's
- * outstanding queue for the end-to-end ACK.
+ * All messages get one timestamp, and one deadline: receivers deliver
+ * them only until ack_timeout_ms after it (rounded up to what the wire
+ * carries, core/wire.h).  They wait on their destination peer's
+ * outstanding queue for the end-to-end ACK, or for the answer to a
+ * query once the deadline passed (op_tx_expire()).
  */
 void op_tx_send(struct op_net *on, struct op_sock *os,
 		struct sk_buff_head *msgs, struct sk_buff_head *wire)
 {
-	u64 ack_ns = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
+	u8 dl = op_deadline_code(READ_ONCE(on->ack_timeout_ms));
 	unsigned int nmsgs = skb_queue_len(msgs);
-	u64 ts = op_tx_stamp(on, os), deadline = ktime_get_ns() + ack_ns;
+	u64 ts = op_tx_stamp(on, os);
+	u64 deadline = op_ts_add(ts, op_deadline_ns(dl));
 	struct sk_buff *msg;
 
 	while ((msg = __skb_dequeue(msgs))) {
@@ -268,6 +272,8 @@ void op_tx_send(struct op_net *on, struct op_sock *os,
 		cb->credited = 0;
 		cb->ts = ts;
 		cb->deadline = deadline;
+		cb->dl_code = dl;
+		cb->retries = 0;
 		cb->seq = cb->peer->tx_seq++;
 		op_xmit_msg(on, msg, wire);
 		__skb_queue_tail(&cb->peer->outstanding, msg);
@@ -600,34 +606,95 @@ void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code)
 		op_sock_fail(found->sk, found, code);
 }
 
+/* Queries about one message before its fate is reported unknown. */
+#define OP_BE_QUERIES	4
+
+/* How long a query's answer may take: the ACK timeout over the queries. */
+static u64 op_query_gap_ns(struct op_net *on)
+{
+	u64 t = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
+
+	return max_t(u64, t / OP_BE_QUERIES, NSEC_PER_MSEC);
+}
+
+/*
+ * Ask @p about messages [@lo, @hi] (OP_PKT_QUERY).  Caller holds tx_lock;
+ * the packet goes out with @ctl once it is dropped.
+ */
+static void op_tx_query(struct op_net *on, struct sk_buff_head *ctl,
+			struct op_peer *p, u32 lo, u32 hi)
+{
+	op_ctl_queue(on, ctl, OP_PKT_QUERY, p->host, lo, hi, 0);
+	op_count(on, ONEPIPE_C_TX_QUERIES);
+}
+
 /**
- * op_tx_expire() - report messages whose ACK did not come in time
+ * op_tx_expire() - ask about messages past their deadline without an ACK
  * @on: this host
  * @now_mono: ktime_get_ns()
  *
- * Deadlines grow along each outstanding queue, so only heads are looked at.
+ * A best-effort message not ACKed by its deadline (by this host's 1Pipe
+ * clock) is not reported failed on a guess: its receiver is asked, and
+ * its answer, an ACK or a NAK (op_tx_acked(), op_tx_naked()), settles
+ * it.  The question goes again every op_query_gap_ns(); after
+ * OP_BE_QUERIES of them the message is reported as ONEPIPE_EE_UNKNOWN.
+ *
+ * Deadlines grow along each outstanding queue (the stamps do), so the
+ * messages being asked about are its head, and the walk stops at the
+ * first one whose deadline is still ahead.  Context: the tick.
  */
 void op_tx_expire(struct op_net *on, u64 now_mono)
 {
-	struct sk_buff_head failed;
+	u64 now_ts = op_ts(op_now(on)), gap = op_query_gap_ns(on);
+	struct sk_buff_head failed, ctl;
+	unsigned int unknown = 0;
 	struct op_peer *p;
 	unsigned long host;
 
 	__skb_queue_head_init(&failed);
+	__skb_queue_head_init(&ctl);
 	spin_lock_bh(&on->tx_lock);
 	xa_for_each(&on->peers, host, p) {
-		struct sk_buff *skb;
+		struct sk_buff *skb, *tmp;
+		bool asking = false;
+		u32 lo = 0, hi = 0;
 
-		while ((skb = skb_peek(&p->outstanding)) &&
-		       (s64)(now_mono - OP_MSG_CB(skb)->deadline) > 0) {
-			__skb_unlink(skb, &p->outstanding);
-			__skb_queue_tail(&failed, skb);
+		skb_queue_walk_safe(&p->outstanding, skb, tmp) {
+			struct op_msg_cb *cb = OP_MSG_CB(skb);
+
+			if (!cb->retries) {
+				if (!op_ts_after(now_ts, cb->deadline))
+					break;
+			} else if ((s64)(now_mono - cb->deadline) < 0) {
+				continue;
+			}
+			if (cb->retries >= OP_BE_QUERIES) {
+				__skb_unlink(skb, &p->outstanding);
+				__skb_queue_tail(&failed, skb);
+				unknown++;
+				continue;
+			}
+			cb->retries++;
+			cb->deadline = now_mono + gap;
+			if (asking && cb->seq - lo < OP_QUERY_MAX) {
+				hi = cb->seq;
+				continue;
+			}
+			if (asking)
+				op_tx_query(on, &ctl, p, lo, hi);
+			asking = true;
+			lo = cb->seq;
+			hi = cb->seq;
 		}
+		if (asking)
+			op_tx_query(on, &ctl, p, lo, hi);
 	}
-	if (!skb_queue_empty(&failed))
+	if (unknown)
 		op_admit_pump(on, NULL);
 	spin_unlock_bh(&on->tx_lock);
-	op_fail_list(&failed, ONEPIPE_EE_TIMEOUT);
+	op_tx_ctl(on, &ctl);
+	op_count_add(on, ONEPIPE_C_TX_UNKNOWN, unknown);
+	op_fail_list(&failed, ONEPIPE_EE_UNKNOWN);
 }
 
 /**

@@ -86,9 +86,14 @@ bool op_valid(in op_h h, in bit<16> udp_len, in bool roce)
 		return span[31:31] == 0;
 	}
 	if (h.type == OP_PKT_NAK)
-		return h.code >= OP_NAK_LATE && h.code <= OP_NAK_NOBUFS;
+		return h.code >= OP_NAK_EXPIRED && h.code <= OP_NAK_NOBUFS;
 	if (h.type == OP_PKT_RECALL || h.type == OP_PKT_PROBE)
 		return (h.flags & OP_F_RELIABLE) != 0;
+	if (h.type == OP_PKT_QUERY) {
+		bit<32> qspan = h.aux - h.seq;
+
+		return (h.flags & OP_F_RELIABLE) == 0 && qspan < OP_QUERY_MAX;
+	}
 	return false;
 }
 

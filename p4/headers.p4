@@ -19,16 +19,18 @@ const bit<8>  OP_PKT_ACK       = 3;
 const bit<8>  OP_PKT_NAK       = 4;
 const bit<8>  OP_PKT_RECALL    = 5;
 const bit<8>  OP_PKT_PROBE     = 6;
+const bit<8>  OP_PKT_QUERY     = 7;
 const bit<8>  OP_F_NOBARRIER   = 0x02;
 const bit<8>  OP_F_RELIABLE    = 0x04;
 const bit<8>  OP_F_NOCOMMIT    = 0x08;
 const bit<8>  OP_F_UNKNOWN     = 0xc0;	/* ~OP_F_KNOWN */
 const bit<8>  OP_ACK_WINDOW    = 2;
-const bit<8>  OP_NAK_LATE      = 2;
+const bit<8>  OP_NAK_EXPIRED   = 1;
 const bit<8>  OP_NAK_NOBUFS    = 4;
 const bit<16> OP_HDR_LEN       = 52;
 const bit<32> OP_MAX_MSG       = 65536;
 const bit<16> OP_MAX_FRAGS     = 1024;
+const bit<32> OP_QUERY_MAX     = 64;
 
 const bit<16> ETHERTYPE_IPV4   = 0x0800;
 /* Frames from the control plane (p4/control), see op_ctl_h. */

@@ -965,6 +965,41 @@ TEST_F_TIMEOUT(fab, poll_loop_whole, 240)
 	adm_poll_loop(_metadata, self->fd, self->addr, 0);
 }
 
+/*
+ * A message to a host nobody answers for (NOWHERE_HOST): no ACK, and no
+ * answer to the queries about it either, so its notification says that
+ * its fate is unknown (ONEPIPE_EE_UNKNOWN, ETIMEDOUT), never that it was
+ * not delivered; and not before its deadline.
+ */
+TEST_F_TIMEOUT(fab, unanswered_is_unknown, 120)
+{
+	static const char msg[] = "anyone?";
+	struct sockaddr_onepipe to = op_addr(NOWHERE_HOST, PORT_A);
+	long long t0, el;
+	int saved = 0, re;
+	char buf[64];
+	struct rx r;
+
+	NEED_HOST();
+	ASSERT_EQ(0, op_sysctl("ack_timeout_ms", 300, &saved));
+	t0 = now_ms();
+	ASSERT_EQ(SZ(msg), op_sendto(self->a, msg, sizeof(msg), 0, &to));
+	re = wait_events(self->a, POLLIN, RX_TIMEOUT_MS);
+	el = now_ms() - t0;
+	op_sysctl("ack_timeout_ms", saved, NULL);
+	ASSERT_TRUE(re > 0 && (re & POLLERR)) TH_LOG(
+		"no notification within %d ms", RX_TIMEOUT_MS);
+	ASSERT_EQ(SZ(msg), rx_msg(self->a, buf, sizeof(buf), MSG_ERRQUEUE,
+				  &r));
+	ASSERT_TRUE(r.have_err);
+	ASSERT_EQ(ONEPIPE_EE_UNKNOWN, (int)r.err.ee.ee_code) TH_LOG(
+		"ee_code %u errno %u", r.err.ee.ee_code, r.err.ee.ee_errno);
+	ASSERT_EQ(ETIMEDOUT, (int)r.err.ee.ee_errno);
+	ASSERT_TRUE(same_addr(&to, &r.err.offender));
+	ASSERT_LE(300, el) TH_LOG("notified after %lld ms, before the "
+				  "message's deadline", el);
+}
+
 /* ------------------------------------- best-effort window (be_window) */
 
 #define BEW_MSGS	300

@@ -928,11 +928,14 @@ static void check_msg(const char *call, int flags, const struct msghdr *m,
 			if (code == ONEPIPE_EE_ABORTED)
 				aborted = true;
 			if (re->ee.ee_origin != SO_EE_ORIGIN_LOCAL ||
-			    !code || code > ONEPIPE_EE_ABORTED ||
+			    !code || (code > ONEPIPE_EE_ABORTED &&
+				      code != ONEPIPE_EE_UNKNOWN) ||
 			    (code == ONEPIPE_EE_ABORTED && !re->ee.ee_errno) ||
 			    (re->ee.ee_code <= ONEPIPE_EE_RECALLED &&
 			     (int)re->ee.ee_errno !=
 			     code_errno[re->ee.ee_code]) ||
+			    (code == ONEPIPE_EE_UNKNOWN &&
+			     re->ee.ee_errno != ETIMEDOUT) ||
 			    re->offender.sop_family != AF_ONEPIPE)
 				finding("errqueue-entry", "errno %u origin %u "
 					"code %u offender family %u",

@@ -135,15 +135,70 @@ int op_hdr_decode(struct op_hdr *h, const u8 *buf, size_t len)
 		    !(h->flags & OP_F_RELIABLE))
 			return OP_PARSE_FIELD;
 		return OP_PARSE_OK;
+	case OP_PKT_QUERY:
+		if (payload || !h->src_host || !h->dst_host ||
+		    (h->flags & OP_F_RELIABLE))
+			return OP_PARSE_FIELD;
+		if (h->aux - h->seq >= OP_QUERY_MAX)
+			return OP_PARSE_FIELD;
+		return OP_PARSE_OK;
 	case OP_PKT_NAK:
 		if (payload || !h->src_host || !h->dst_host)
 			return OP_PARSE_FIELD;
-		if (h->code < OP_NAK_LATE || h->code > OP_NAK_NOBUFS)
+		if (h->code < OP_NAK_EXPIRED || h->code > OP_NAK_NOBUFS)
 			return OP_PARSE_FIELD;
 		return OP_PARSE_OK;
 	default:
 		return OP_PARSE_TYPE;
 	}
+}
+
+/*
+ * A best-effort deadline in the 8-bit code field: a 3-bit mantissa m
+ * with an implied leading one and a 5-bit exponent E (1..31, 0 is "no
+ * deadline"), worth (8 + m) << (E - 1) eighths of a millisecond: from
+ * 1 ms to some 23 days, to within 1/8 above.
+ */
+#define OP_DL_UNIT_NS	125000
+
+/**
+ * op_deadline_code() - the code of the smallest deadline of at least @ms
+ * @ms: milliseconds, at least 1 (0 is taken as 1)
+ *
+ * Return: the code, never 0.
+ */
+u8 op_deadline_code(u32 ms)
+{
+	u64 t = (u64)(ms ? ms : 1) * 8;
+	unsigned int e = 0;
+	u64 m;
+
+	while ((t >> e) > 15)
+		e++;
+	/* Round up: the mantissa may carry into the next exponent. */
+	m = (t + ((1ULL << e) - 1)) >> e;
+	if (m > 15) {
+		e++;
+		m = (t + ((1ULL << e) - 1)) >> e;
+	}
+	if (e > 30)
+		return 0xff;
+	return (u8)((e + 1) << 3 | (m - 8));
+}
+
+/**
+ * op_deadline_ns() - what a deadline code is worth
+ * @code: from a best-effort DATA header
+ *
+ * Return: nanoseconds after the message's timestamp, 0 for no deadline.
+ */
+u64 op_deadline_ns(u8 code)
+{
+	unsigned int e = code >> 3;
+
+	if (!e)
+		return 0;
+	return ((u64)(8 + (code & 7)) << (e - 1)) * OP_DL_UNIT_NS;
 }
 
 /* Barrier access for switches, which touch nothing else. */

@@ -15,8 +15,9 @@
  * 32 commit:64     commit barrier: every reliable message from behind this
  *                  link that is still to be delivered has ts >= commit
  * 40 seq:32        DATA/NAK/RECALL: message sequence number of src->dst
- *                  host (one space per service); ACK: first acknowledged
- * 44 aux:32        DATA: total message length; ACK: last acknowledged
+ *                  host (one space per service); ACK, QUERY: first of
+ *                  the range
+ * 44 aux:32        DATA: total message length; ACK, QUERY: last of it
  * 48 frag_idx:16 frag_cnt:16
  * 52 payload (DATA only)
  *
@@ -27,6 +28,10 @@
  * the barrier and commit fields and the flags that say whether they are
  * valid; a reliable DATA packet's ts is never taken as a barrier, since a
  * retransmission keeps its original, possibly old, timestamp.
+ *
+ * Best-effort DATA carries its deadline in code (op_deadline_code()): the
+ * receiver delivers the message only until ts plus that, by its clock,
+ * and otherwise drops and NAKs it (OP_NAK_EXPIRED); 0 means none.
  *
  * Reliable DATA carries its copy number in code (0: first sent, n: n-th
  * resend), and the reliable ACK of received messages echoes it in
@@ -53,6 +58,11 @@ enum op_pkt_type {
 	OP_PKT_RECALL = 5,	/* reliable: discard message seq, then ACK it */
 	/* reliable: send me your window; every message below seq is settled */
 	OP_PKT_PROBE = 6,
+	/*
+	 * best effort: did you deliver [seq, aux]?  ACK those you did, NAK
+	 * (OP_NAK_EXPIRED) and never deliver those you did not (seqrec.h)
+	 */
+	OP_PKT_QUERY = 7,
 };
 
 /* flags */
@@ -76,6 +86,7 @@ enum op_pkt_type {
 
 /* NAK codes, mirrored in enum onepipe_ee_code of the uapi header. */
 enum op_nak_code {
+	OP_NAK_EXPIRED = 1,	/* best effort: its deadline passed before delivery */
 	OP_NAK_LATE = 2,
 	OP_NAK_NOPORT = 3,
 	OP_NAK_NOBUFS = 4,
@@ -87,6 +98,9 @@ enum op_ack_code {
 	OP_ACK_RECALLED = 1,	/* reliable: [seq, aux] discarded on RECALL */
 	OP_ACK_WINDOW = 2,	/* reliable: only the window (ts) is news */
 };
+
+/* Most messages one QUERY asks about. */
+#define OP_QUERY_MAX	64
 
 /* Largest message (ONEPIPE_MAX_MSG in the uapi header). */
 #define OP_MAX_MSG	65536
@@ -126,6 +140,8 @@ enum op_parse_err {
 
 void op_hdr_encode(const struct op_hdr *h, u8 *buf);
 int op_hdr_decode(struct op_hdr *h, const u8 *buf, size_t len);
+u8 op_deadline_code(u32 ms);
+u64 op_deadline_ns(u8 code);
 u64 op_hdr_get_barrier(const u8 *buf);
 void op_hdr_set_barrier(u8 *buf, u64 barrier);
 u32 op_hdr_get_dst_host(const u8 *buf);

@@ -382,13 +382,27 @@ class OpCheckTest(CheckerCase):
         self.assertEqual((st["failed"], st["lost"]), (1, 0))
         self.assert_fails(logs, "accounting", "--expect-all")
 
-    def test_delivered_and_notified_allowed(self):
+    def test_delivered_and_notified_fails(self):
+        # A notification says the message was not delivered: D did.
         b = BASE["b"] + ["E 200 4:1 0 2 110 1"]
-        doc, _ = self.run_check(variant(b=b), "--require-notified",
-                                expect_rc=0)
-        acc = doc["checks"]["accounting"]
-        self.assertEqual(acc["stats"]["delivered_and_notified"], 1)
-        self.assertTrue(acc["notes"])
+        doc = self.assert_fails(variant(b=b), "accounting")
+        self.assertIn("delivered, yet notified as failed",
+                      self.example(doc, "accounting"))
+        self.assertEqual(
+            doc["checks"]["accounting"]["stats"]["delivered_and_notified"],
+            1)
+
+    def test_delivered_and_unsure_allowed(self):
+        # ONEPIPE_EE_UNKNOWN (10) and ONEPIPE_EE_DOWN (5) do not say it
+        # was not delivered: counted, not failed.
+        for code, errno in ((10, 110), (5, 100)):
+            b = BASE["b"] + ["E 200 4:1 0 2 %d %d" % (errno, code)]
+            doc, _ = self.run_check(variant(b=b), "--require-notified",
+                                    expect_rc=0)
+            st = doc["checks"]["accounting"]["stats"]
+            self.assertEqual((st["delivered_and_notified"],
+                              st["delivered_unsure"], st["notified_unsure"]),
+                             (0, 1, 1))
 
     def test_notification_for_unsent(self):
         b = BASE["b"] + ["E 200 4:1 5 0 110 1"]
@@ -538,8 +552,8 @@ class OpCheckTest(CheckerCase):
                       self.example(doc, "atomicity"))
         self.assertIn("delivered, yet notified as failed",
                       self.example(doc, "accounting"))
-        # Best effort allows it (a lost ACK) and only notes it.
-        self.run_check(rvariant(c=c), "--require-notified", expect_rc=0)
+        # Best effort: a notification must be true there too.
+        self.assert_fails(rvariant(c=c), "accounting", "--require-notified")
 
     def test_reliable_failed_scattering_delivered(self):
         # B's message to C is delivered and not notified, its siblings

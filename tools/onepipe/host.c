@@ -49,6 +49,9 @@ static const char *const counter_names[] = {
 	[ONEPIPE_C_RELAY_OUT]		= "relay_out",
 	[ONEPIPE_C_RELAY_IN]		= "relay_in",
 	[ONEPIPE_C_RELAY_DROPS]		= "relay_drops",
+	[ONEPIPE_C_RX_EXPIRED]		= "rx_expired",
+	[ONEPIPE_C_TX_QUERIES]		= "tx_queries",
+	[ONEPIPE_C_TX_UNKNOWN]		= "tx_unknown",
 };
 
 /* A counter added to the uapi must get a name here too. */

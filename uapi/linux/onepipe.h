@@ -143,9 +143,34 @@ struct sockaddr_onepipe {
 #define ONEPIPE_CMSG_TS		1
 #define ONEPIPE_CMSG_RECVERR	2
 
-/* ee_code values of send-failure notifications (ee_origin is LOCAL). */
+/*
+ * ee_code values of send-failure notifications (ee_origin is LOCAL).
+ *
+ * What a notification means: every code but ONEPIPE_EE_UNKNOWN (and
+ * ONEPIPE_EE_PROC_FAILED, which is not about one message) says that the
+ * message was not delivered and never will be, and the receiver said so
+ * or never got it; so a best-effort sender may send it again, or give up
+ * on it, without it ever being delivered twice or behind its back.
+ *
+ * Best-effort deadlines.  A best-effort message carries a deadline, its
+ * timestamp plus net.onepipe.ack_timeout_ms (rounded up by at most an
+ * eighth): its receiver delivers it only before that instant by its own
+ * clock, and otherwise drops it (counted as rx_expired) and says so
+ * (ONEPIPE_EE_TIMEOUT).  A sender with no ACK by the deadline by its own
+ * clock asks the receiver, which answers from its record of what it
+ * delivered, and closes the message if it had not: the answer is final
+ * whatever the clocks say, so skewed clocks cost deliveries (a receiver
+ * ahead drops early), never a false notification.  If no answer comes
+ * (the receiver or the path is gone, or the message is older than the
+ * receiver's record, OP_SEQREC_SPAN = 1024 messages from that sender)
+ * the notification is ONEPIPE_EE_UNKNOWN: it may have been delivered.
+ */
 enum onepipe_ee_code {
-	ONEPIPE_EE_TIMEOUT = 1,	/* no end-to-end ACK in time (ETIMEDOUT) */
+	/*
+	 * Best effort: not delivered by its deadline, and never will be
+	 * (ETIMEDOUT)
+	 */
+	ONEPIPE_EE_TIMEOUT = 1,
 	ONEPIPE_EE_LATE,	/* arrived below the receiver's barrier (ETIME) */
 	ONEPIPE_EE_NOPORT,	/* no socket bound to the port (ECONNREFUSED) */
 	ONEPIPE_EE_NOBUFS,	/* receiver's queue full (ENOBUFS) */
@@ -166,6 +191,12 @@ enum onepipe_ee_code {
 	 * failure's epoch, for ONEPIPE_FAILURE_ACK; no payload.
 	 */
 	ONEPIPE_EE_PROC_FAILED,
+	/*
+	 * Best effort: no ACK, and no answer from the receiver about it
+	 * within ack_timeout_ms after its deadline: it may or may not have
+	 * been delivered (ETIMEDOUT)
+	 */
+	ONEPIPE_EE_UNKNOWN,
 };
 
 /**
@@ -374,6 +405,10 @@ enum onepipe_counter {
 	ONEPIPE_C_RELAY_OUT,		/* packets handed to the controller */
 	ONEPIPE_C_RELAY_IN,		/* packets the controller delivered */
 	ONEPIPE_C_RELAY_DROPS,		/* copies for it dropped (queue, size) */
+	/* best effort: dropped here past their deadline, or closed by a query */
+	ONEPIPE_C_RX_EXPIRED,
+	ONEPIPE_C_TX_QUERIES,		/* queries about msgs past deadline */
+	ONEPIPE_C_TX_UNKNOWN,		/* msgs no query answer settled */
 	__ONEPIPE_C_MAX,
 };
 

@@ -64,9 +64,14 @@ static void check_accepted(const struct op_hdr *h, size_t payload)
 		CHECK(payload == 0 && h->src_host && h->dst_host);
 		CHECK((int32_t)(h->aux - h->seq) >= 0);
 		break;
+	case OP_PKT_QUERY:
+		CHECK(payload == 0 && h->src_host && h->dst_host);
+		CHECK(!(h->flags & OP_F_RELIABLE));
+		CHECK(h->aux - h->seq < OP_QUERY_MAX);
+		break;
 	case OP_PKT_NAK:
 		CHECK(payload == 0 && h->src_host && h->dst_host);
-		CHECK(h->code >= OP_NAK_LATE && h->code <= OP_NAK_NOBUFS);
+		CHECK(h->code >= OP_NAK_EXPIRED && h->code <= OP_NAK_NOBUFS);
 		break;
 	default:
 		CHECK(!"accepted an unknown type");

@@ -188,9 +188,10 @@ static void test_round_trips(void)
 	round_trip(&h, 0, "ACK with a commit barrier");
 
 	h = ctl_hdr(OP_PKT_NAK);
-	for (code = OP_NAK_LATE; code <= OP_NAK_NOBUFS; code++) {
+	for (code = OP_NAK_EXPIRED; code <= OP_NAK_NOBUFS; code++) {
 		h.code = code;
-		round_trip(&h, 0, code == OP_NAK_LATE ? "NAK LATE" :
+		round_trip(&h, 0, code == OP_NAK_EXPIRED ? "NAK EXPIRED" :
+			   code == OP_NAK_LATE ? "NAK LATE" :
 			   code == OP_NAK_NOPORT ? "NAK NOPORT" : "NAK NOBUFS");
 	}
 }
@@ -250,7 +251,7 @@ static void test_version(void)
 
 static void test_type_flags(void)
 {
-	static const u8 types[] = { 0, 7, 0x7f, 0xff };
+	static const u8 types[] = { 0, 8, 0x7f, 0xff };
 	struct op_hdr h;
 	unsigned int i, bit;
 	char desc[64];
@@ -406,9 +407,9 @@ static void test_ctl_fields(void)
 	expect(&h, 0, OP_PARSE_FIELD, "ACK to host 0 is refused");
 
 	for (code = 0; code < 256; code++) {
-		bool good = code >= OP_NAK_LATE && code <= OP_NAK_NOBUFS;
+		bool good = code >= OP_NAK_EXPIRED && code <= OP_NAK_NOBUFS;
 
-		if (!good && code != 0 && code != 1 && code != 5 &&
+		if (!good && code != 0 && code != 5 &&
 		    code != 0x80 && code != 0xff)
 			continue;
 		h = ctl_hdr(OP_PKT_NAK);
@@ -449,6 +450,23 @@ static void test_ctl_fields(void)
 		snprintf(desc, sizeof(desc), "%s to host 0 is refused", name);
 		expect(&h, 0, OP_PARSE_FIELD, desc);
 	}
+
+	h = ctl_hdr(OP_PKT_QUERY);
+	h.seq = 0xfffffff0;
+	h.aux = h.seq + OP_QUERY_MAX - 1;
+	expect(&h, 0, OP_PARSE_OK, "QUERY of OP_QUERY_MAX across the wrap");
+	round_trip(&h, 0, "QUERY round trip");
+	h.aux++;
+	expect(&h, 0, OP_PARSE_FIELD, "QUERY of more is refused");
+	h.aux = h.seq - 1;
+	expect(&h, 0, OP_PARSE_FIELD, "QUERY of a backward range is refused");
+	h.aux = h.seq;
+	expect(&h, 4, OP_PARSE_FIELD, "QUERY with a payload is refused");
+	h.flags = OP_F_RELIABLE;
+	expect(&h, 0, OP_PARSE_FIELD, "reliable QUERY is refused");
+	h.flags = 0;
+	h.src_host = 0;
+	expect(&h, 0, OP_PARSE_FIELD, "QUERY from host 0 is refused");
 
 	h = ctl_hdr(OP_PKT_NAK);
 	expect(&h, 8, OP_PARSE_FIELD, "NAK with a payload is refused");
@@ -506,6 +524,46 @@ static void test_barrier_access(void)
 	free(pkt);
 }
 
+/*
+ * Deadline codes: every millisecond value up to the sysctl's bound, and
+ * some beyond, gets the smallest code whose deadline is at least it and
+ * at most 1/8 above it; codes order like their deadlines.
+ */
+static void test_deadline(void)
+{
+	unsigned int bad = 0, ms, c;
+	u64 prev = 0;
+
+	ok(op_deadline_ns(0) == 0, "deadline code 0 is no deadline");
+	ok(op_deadline_code(0) == op_deadline_code(1),
+	   "0 ms is taken as 1 ms");
+	ok(op_deadline_ns(op_deadline_code(1)) == 1000000,
+	   "1 ms is exact");
+	ok(op_deadline_ns(op_deadline_code(1024)) == 1024000000ULL &&
+	   op_deadline_ns(op_deadline_code(3 << 12)) == 12288000000ULL,
+	   "1024 ms and 12288 ms are exact");
+	ok(op_deadline_ns(op_deadline_code(100)) == 104000000,
+	   "100 ms rounds up to 104 ms");
+	for (ms = 1; ms <= 2000000; ms += ms < 4096 ? 1 : 7) {
+		u8 code = op_deadline_code(ms);
+		u64 ns = op_deadline_ns(code), want = (u64)ms * 1000000;
+
+		if (!code || ns < want || ns > want + want / 8 ||
+		    (code > 1 && op_deadline_ns(code - 1) >= want &&
+		     op_deadline_ns(code - 1) != 0))
+			bad++;
+	}
+	ok(!bad, "1 ms .. 2000 s: smallest code at least the value, within 1/8 (%u bad)",
+	   bad);
+	for (c = 8; c < 256; c++) {
+		if (op_deadline_ns(c) <= prev)
+			bad++;
+		prev = op_deadline_ns(c);
+	}
+	ok(!bad, "codes 8..255 grow strictly");
+	ok(op_deadline_code(0xffffffff) == 0xff, "huge values saturate");
+}
+
 int main(void)
 {
 	test_layout();
@@ -518,5 +576,6 @@ int main(void)
 	test_data_fields();
 	test_ctl_fields();
 	test_barrier_access();
+	test_deadline();
 	return tap_done();
 }

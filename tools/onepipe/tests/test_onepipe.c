@@ -709,7 +709,8 @@ static void test_host_full(void)
 	       "    rx_recalls 220 window_stalls 230 window_probes 240 ecn_marks 250\n"
 	       "    cwnd_cuts 260 rx_rdm_msgs 270 commit_lag_ns 280 tx_aborted 290\n"
 	       "    rx_overwindow 300 failures 310 fail_discards 320 fail_notifies 330\n"
-	       "    ctl_events 340 relay_out 350 relay_in 360 relay_drops 370 counter_38 7\n",
+	       "    ctl_events 340 relay_out 350 relay_in 360 relay_drops 370 rx_expired 380\n"
+	       "    tx_queries 390 tx_unknown 400 counter_41 7\n",
 	       "host show: text, every attribute");
 	ok(max_line(s) <= OUT_TEXT_WIDTH, "host show: text fits in %d columns",
 	   OUT_TEXT_WIDTH);
@@ -737,7 +738,8 @@ static void test_host_full(void)
 	       "\"rx_overwindow\":300,\"failures\":310,"
 	       "\"fail_discards\":320,\"fail_notifies\":330,"
 	       "\"ctl_events\":340,\"relay_out\":350,\"relay_in\":360,"
-	       "\"relay_drops\":370,\"counter_38\":7}}\n",
+	       "\"relay_drops\":370,\"rx_expired\":380,\"tx_queries\":390,"
+	       "\"tx_unknown\":400,\"counter_41\":7}}\n",
 	       "host show: JSON, every attribute");
 	free(s);
 }

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The best-effort delivery record (seqrec.h): two bitmaps over a window
+ * of sequence numbers that slides up, indexed by seq % OP_SEQREC_SPAN.
+ */
+#include "seqrec.h"
+#include "ts.h"
+
+static bool op_bit(const u64 *map, u32 seq)
+{
+	u32 i = seq % OP_SEQREC_SPAN;
+
+	return map[i / 64] >> (i % 64) & 1;
+}
+
+static void op_bit_put(u64 *map, u32 seq, bool v)
+{
+	u32 i = seq % OP_SEQREC_SPAN;
+	u64 m = (u64)1 << (i % 64);
+
+	if (v)
+		map[i / 64] |= m;
+	else
+		map[i / 64] &= ~m;
+}
+
+static void op_seqrec_clear(struct op_seqrec *r)
+{
+	u32 i;
+
+	for (i = 0; i < OP_SEQREC_WORDS; i++) {
+		r->delivered[i] = 0;
+		r->closed[i] = 0;
+	}
+}
+
+/** op_seqrec_init() - an empty record: nothing delivered, nothing closed */
+void op_seqrec_init(struct op_seqrec *r)
+{
+	r->base = 0;
+	r->top_ts = 0;
+	r->valid = false;
+	r->seen = false;
+	op_seqrec_clear(r);
+}
+
+/**
+ * op_seqrec_get() - what became of message @seq
+ * @r: the sender's record
+ * @seq: its sequence number
+ *
+ * Return: OP_SEQ_FORGOTTEN below the record; OP_SEQ_OPEN above it, or
+ * with nothing recorded yet (this receiver delivered nothing of the
+ * sender's); otherwise what was recorded.
+ */
+enum op_seq_state op_seqrec_get(const struct op_seqrec *r, u32 seq)
+{
+	if (!r->valid)
+		return OP_SEQ_OPEN;
+	if ((s32)(seq - r->base) < 0)
+		return OP_SEQ_FORGOTTEN;
+	if (seq - r->base >= OP_SEQREC_SPAN)
+		return OP_SEQ_OPEN;
+	if (op_bit(r->delivered, seq))
+		return OP_SEQ_DELIVERED;
+	return op_bit(r->closed, seq) ? OP_SEQ_CLOSED : OP_SEQ_OPEN;
+}
+
+/* Slide the record up so that @seq is its highest number. */
+static void op_seqrec_slide(struct op_seqrec *r, u32 seq)
+{
+	u32 base = seq - (OP_SEQREC_SPAN - 1), s;
+
+	if (base - r->base >= OP_SEQREC_SPAN) {
+		op_seqrec_clear(r);
+	} else {
+		for (s = r->base; s != base; s++) {
+			op_bit_put(r->delivered, s, false);
+			op_bit_put(r->closed, s, false);
+		}
+	}
+	r->base = base;
+}
+
+/**
+ * op_seqrec_set() - record that message @seq was delivered or closed
+ * @r: the sender's record
+ * @seq: its sequence number
+ * @st: OP_SEQ_DELIVERED or OP_SEQ_CLOSED
+ *
+ * The first entry starts the record half a span below @seq: this
+ * receiver delivered none of those.  An entry above the record slides it
+ * up, forgetting its oldest numbers.
+ *
+ * Return: false, recording nothing, if @seq is below the record.
+ */
+bool op_seqrec_set(struct op_seqrec *r, u32 seq, enum op_seq_state st)
+{
+	if (!r->valid) {
+		r->valid = true;
+		r->base = seq - OP_SEQREC_SPAN / 2;
+	}
+	if ((s32)(seq - r->base) < 0)
+		return false;
+	if (seq - r->base >= OP_SEQREC_SPAN)
+		op_seqrec_slide(r, seq);
+	op_bit_put(r->delivered, seq, st == OP_SEQ_DELIVERED);
+	op_bit_put(r->closed, seq, st == OP_SEQ_CLOSED);
+	return true;
+}
+
+/**
+ * op_seqrec_arrive() - message @seq, stamped @ts, arrived: what became of it
+ * @r: its sender's record
+ * @seq: its sequence number
+ * @ts: its timestamp
+ *
+ * As op_seqrec_get(), but first: a message below the record stamped above
+ * every one seen so far means the sender started its numbers over, and
+ * the record starts over (the message is then open).
+ *
+ * Return: the message's state.
+ */
+enum op_seq_state op_seqrec_arrive(struct op_seqrec *r, u32 seq, u64 ts)
+{
+	enum op_seq_state st = op_seqrec_get(r, seq);
+	bool newest = !r->seen || op_ts_after(ts, r->top_ts);
+
+	if (st == OP_SEQ_FORGOTTEN && newest) {
+		op_seqrec_init(r);
+		st = OP_SEQ_OPEN;
+	}
+	if (newest) {
+		r->top_ts = ts;
+		r->seen = true;
+	}
+	return st;
+}
