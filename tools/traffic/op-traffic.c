@@ -81,6 +81,7 @@ struct opts {
 	bool json;
 	uint32_t bind_addr;
 	uint64_t delay_ns;	/* first scattering this long after the start */
+	uint64_t duration_ns;	/* no new scattering this long after it */
 	bool until_down;	/* ENETDOWN ends sending, not the process */
 	bool drain;		/* linger while messages are unsettled */
 	uint64_t pause_at_ns;	/* --recv-pause-ms START:DURATION, from the */
@@ -163,6 +164,7 @@ struct traffic {
 	uint64_t pause_at;	/* monotonic */
 	uint64_t pause_end;	/* monotonic */
 	uint64_t next_send;	/* monotonic */
+	uint64_t send_until;	/* monotonic: --duration-ms ends here */
 	uint64_t last_progress;	/* monotonic */
 	uint64_t next_sweep;	/* monotonic */
 	uint32_t failed[MAX_FAILED];	/* hosts notified failed */
@@ -400,6 +402,8 @@ static void help(void)
 "  --start-at-ns T     send nothing before CLOCK_REALTIME T\n"
 "  --start-file F      wait for file F to hold T, then as --start-at-ns T\n"
 "  --delay-ms D        first scattering D ms after the start\n"
+"  --duration-ms D     no new scattering D ms after the start (with a\n"
+"                      large --scatterings: send for a while)\n"
 "  --recv-pause-ms S:D stop receiving S ms after the start, for D ms\n"
 "                      (sending and the error queue go on)\n"
 "  --udp               plain UDP baseline: peers are IPv4:port\n"
@@ -418,6 +422,7 @@ enum {
 	O_EXPECT, O_LINGER, O_LOG, O_UNORDERED, O_MORE, O_SNDBUF, O_RCVBUF,
 	O_SEED, O_START, O_START_FILE, O_QUIET, O_UDP, O_BIND, O_JSON, O_HELP,
 	O_DELAY, O_PAUSE, O_SUMMARY, O_UNTIL_DOWN, O_FAIL_ACK, O_DRAIN,
+	O_DURATION,
 };
 
 static const struct option longopts[] = {
@@ -443,6 +448,7 @@ static const struct option longopts[] = {
 	{ "bind", required_argument, NULL, O_BIND },
 	{ "json", no_argument, NULL, O_JSON },
 	{ "delay-ms", required_argument, NULL, O_DELAY },
+	{ "duration-ms", required_argument, NULL, O_DURATION },
 	{ "recv-pause-ms", required_argument, NULL, O_PAUSE },
 	{ "summary", required_argument, NULL, O_SUMMARY },
 	{ "until-down", no_argument, NULL, O_UNTIL_DOWN },
@@ -505,6 +511,9 @@ static void set_opt(struct opts *o, int c, const char *a)
 		break;
 	case O_DELAY:
 		o->delay_ns = num_arg("delay-ms", a, UINT32_MAX) * 1000000;
+		break;
+	case O_DURATION:
+		o->duration_ns = num_arg("duration-ms", a, UINT32_MAX) * 1000000;
 		break;
 	case O_PAUSE:
 		parse_pause(o, a);
@@ -1013,8 +1022,13 @@ static bool send_more(struct traffic *t)
 
 static bool sending_done(const struct traffic *t)
 {
-	return t->down ||
-	       t->st.scats - t->st.splits >= (uint64_t)t->o.scatterings;
+	if (t->down ||
+	    t->st.scats - t->st.splits >= (uint64_t)t->o.scatterings)
+		return true;
+	/* --duration-ms: no new scattering after it; one under way ends. */
+	return t->o.duration_ns && t->started &&
+	       !(t->tx.built && t->tx.next != t->tx.base) &&
+	       now_mono() >= t->send_until;
 }
 
 static void try_send(struct traffic *t)
@@ -1363,6 +1377,7 @@ static void start(struct traffic *t)
 	t->started = true;
 	t->last_progress = now_mono();
 	t->next_send = t->last_progress + t->o.delay_ns;
+	t->send_until = t->last_progress + t->o.duration_ns;
 	t->pause_at = t->last_progress + t->o.pause_at_ns;
 	t->pause_end = t->pause_at + t->o.pause_len_ns;
 }

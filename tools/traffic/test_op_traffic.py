@@ -250,6 +250,24 @@ class OpTrafficTest(unittest.TestCase):
         for k in ("eagain", "enobufs", "send_blocked"):
             self.assertEqual(s[k], 0, k)
 
+    def test_duration(self):
+        """--duration-ms ends the sending however many scatterings are
+        left, and the last send is within it (plus one interval)."""
+        ports = free_udp_ports(2)
+        start_at = time.time_ns() + 200 * 10 ** 6
+        tx, _ = self.start(ports[0], "--peers", "%s:%d" % (LO, ports[1]),
+                           "--scatterings", "1000000", "--interval-us",
+                           "10000", "--duration-ms", "500",
+                           "--start-at-ns", str(start_at),
+                           "--linger-ms", "0", "--json")
+        out, err = tx.communicate(timeout=60)
+        self.assertEqual(tx.returncode, 0, err)
+        s = json.loads(out)
+        self.assertGreater(s["sent"], 10)
+        self.assertLess(s["sent"], 1000)
+        self.assertLess(s["last_send_ns"],
+                        start_at + (500 + 10 + 100) * 10 ** 6)
+
     def test_usage_errors(self):
         bad = [["--fanout", "3", "--peers", "%s:1,%s:2" % (LO, LO),
                 "--scatterings", "1"],
@@ -259,6 +277,7 @@ class OpTrafficTest(unittest.TestCase):
                ["--recv-pause-ms", "5:0"],
                ["--recv-pause-ms", "5:-1"],
                ["--delay-ms", "-1"],
+               ["--duration-ms", "x"],
                ["--peers", "1:2"],  # not an IPv4 address
                ["--use-more"],
                ["--type", "stream"],
