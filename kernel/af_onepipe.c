@@ -668,6 +668,7 @@ static int op_getsockopt(struct socket *sock, int level, int optname,
 	struct sock *sk = sock->sk;
 	struct op_sock *os = op_sk(sk);
 	struct op_net *on = op_net(sock_net(sk));
+	bool waiting;
 	int len, ival;
 	u64 val;
 	void *p = &val;
@@ -687,11 +688,13 @@ static int op_getsockopt(struct socket *sock, int level, int optname,
 		spin_unlock_bh(&on->tx_lock);
 		break;
 	case ONEPIPE_LAST_TS:
+		/* One look, or a stamp in between could pair old and new. */
 		spin_lock_bh(&on->tx_lock);
 		val = os->last_ts;
 		ival = os->has_last_ts;
+		waiting = os->waiting;
 		spin_unlock_bh(&on->tx_lock);
-		if (READ_ONCE(os->waiting))
+		if (waiting)
 			return -EINPROGRESS;	/* not stamped yet */
 		if (!ival)
 			return -ENOENT;

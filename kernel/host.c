@@ -4,6 +4,7 @@
  * and the tick that sends beacons, flushes ACKs and times messages out.
  */
 #include <linux/module.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/sysctl.h>
 #include <net/netns/generic.h>
@@ -213,6 +214,13 @@ struct op_peer *op_peer_get(struct op_net *on, u32 host, gfp_t gfp)
 	if (!p)
 		goto out_full;
 	p->host = host;
+	/*
+	 * Best-effort numbers start anywhere: those of a new incarnation of
+	 * this host do not land on what a receiver recorded of the old one
+	 * (core/seqrec.h).
+	 */
+	p->tx_seq = get_random_u32();
+	op_seqrec_init(&p->berec);
 	skb_queue_head_init(&p->outstanding);
 	INIT_LIST_HEAD(&p->ack_node);
 	INIT_LIST_HEAD(&p->partial);
@@ -427,6 +435,7 @@ static int __net_init op_net_init(struct net *net)
 	on->ack_timeout_ms = OP_DEFAULT_ACK_MS;
 	on->rdm_window = OP_DEFAULT_RDM_WINDOW;
 	on->be_window = OP_DEFAULT_BE_WINDOW;
+	on->born_ts = op_ts(op_now(on));
 	on->rdm_rto_min_ms = OP_DEFAULT_RDM_RTO_MS;
 	on->rdm_retries = OP_DEFAULT_RDM_RETRIES;
 	on->failure_hold_ms = OP_DEFAULT_FAIL_HOLD_MS;

@@ -125,8 +125,11 @@ extern const struct op_transport_ops op_verbs_transport;
  */
 #define OP_RDM_WINDOW_MAX	(OP_RDM_SEEN_BITS / 2)
 
-/* Most best-effort messages in flight to one peer (net.onepipe.be_window). */
-#define OP_BE_WINDOW_MAX	65536
+/*
+ * Most best-effort messages in flight to one peer (net.onepipe.be_window):
+ * its receiver's record of them spans twice as many (core/seqrec.h).
+ */
+#define OP_BE_WINDOW_MAX	(OP_SEQREC_SPAN / 2)
 
 /**
  * struct op_rdm_tx - the sending half of the reliable service towards a peer
@@ -269,7 +272,8 @@ struct op_rdm_rx {
  * @outstanding: sent messages awaiting the peer's ACK, in @tx_seq order;
  *	the skbs are the socket-charged payload copies (tx_lock)
  * @be_reserved: best-effort credits held by scatterings waiting in
- *	op_net.waitq; with @outstanding, at most be_window (admit.c, tx_lock)
+ *	op_net.waitq; with @outstanding, what be_window bounds (admit.c says
+ *	when it may be passed; tx_lock)
  * @be_blocked_gen: op_net.admit_gen of the last pump that found no
  *	best-effort credit here (tx_lock)
  * @ack_lo: first sequence number of the ACK range being built (rx_lock)
@@ -358,6 +362,11 @@ struct op_net {
 	bool up;			/* cfg_mutex + tx_lock to write */
 	u32 incarnation_epoch;		/* cfg_mutex: rejoin that made us */
 	u64 incarnation_first;		/* cfg_mutex: its first timestamp */
+	/*
+	 * When this state was made (a timestamp): the best-effort records
+	 * (op_peer.berec) say nothing of what was delivered before.
+	 */
+	u64 born_ts;
 
 	/* sysctls (net.onepipe.*) */
 	int beacon_interval_us;

@@ -875,6 +875,9 @@ void op_rdm_tx_incarnation(struct op_net *on, struct sk_buff_head *fail)
 	list_for_each_entry_safe(sc, stmp, &on->waitq, node) {
 		struct op_sock *os = container_of(sc, struct op_sock, scat);
 
+		/* Best effort waits on: its stamp will be the new one's. */
+		if (!op_sk_reliable(&os->sk))
+			continue;
 		op_admit_unqueue(os, fail);
 		op_sock_wake_writer(&os->sk);
 	}

@@ -127,9 +127,38 @@ struct sk_buff *op_rx_take(struct op_net *on, struct op_pq *q, u64 b)
 /* Has the best-effort deadline @dl_code of a message stamped @ts passed? */
 static bool op_be_expired(struct op_net *on, u64 ts, u8 dl_code)
 {
-	return dl_code &&
-	       op_ts_after(op_ts(op_now(on)),
-			   op_ts_add(ts, op_deadline_ns(dl_code)));
+	u64 d = op_deadline_ns(dl_code);
+
+	return d && op_ts_after(op_ts(op_now(on)), op_ts_add(ts, d));
+}
+
+/**
+ * op_be_drop() - best-effort message @seq of @p will not be delivered here
+ * @on: this host; rx_lock held
+ * @p: its sender, or NULL if it could not be had (no memory)
+ * @seq: the message
+ * @code: enum op_nak_code, why
+ * @ctl: the NAK is appended here
+ *
+ * The NAK goes only once the message is closed in its sender's record,
+ * so that no other copy of it is delivered after the sender heard (the
+ * notification is true).  A message the record says was delivered (this
+ * was another copy of it), or that it forgot, gets none: the first would
+ * be false and the second could not be made true; its sender asks, and
+ * hears the truth or reports the fate unknown.
+ */
+static void op_be_drop(struct op_net *on, struct op_peer *p, u32 seq, u8 code,
+		       struct sk_buff_head *ctl)
+{
+	enum op_seq_state st;
+
+	if (!p)
+		return;
+	st = op_seqrec_get(&p->berec, seq);
+	if (st == OP_SEQ_OPEN && op_seqrec_set(&p->berec, seq, OP_SEQ_CLOSED))
+		st = OP_SEQ_CLOSED;
+	if (st == OP_SEQ_CLOSED)
+		op_nak(on, ctl, p->host, seq, code);
 }
 
 /**
@@ -142,25 +171,32 @@ static bool op_be_expired(struct op_net *on, u64 ts, u8 dl_code)
  * @dl_code: its deadline
  * @ctl: a NAK for it is appended here
  *
- * Refused: closed by its sender's query (which got its answer), older
- * than the record (no answer could be given for it), or past its
- * deadline.  An open message refused is closed and NAKed (EXPIRED), so
- * that its sender reports it failed and a query finds it so.
+ * Refused: a copy of it was delivered (a duplicate), its sender's query
+ * closed it (and got its answer), the record forgot it (no answer could
+ * be given for it), or its deadline passed: then it is closed and NAKed
+ * (EXPIRED).
  *
- * Return: true if refused, counted as rx_expired; the caller drops it.
+ * Return: true if refused, counted as rx_dup or rx_expired; the caller
+ * drops it.
  */
 static bool op_be_refuse(struct op_net *on, struct op_peer *p,
 			 enum op_seq_state st, u32 seq, u64 ts, u8 dl_code,
 			 struct sk_buff_head *ctl)
 {
-	if (st == OP_SEQ_OPEN && !op_be_expired(on, ts, dl_code))
-		return false;
-	op_count(on, ONEPIPE_C_RX_EXPIRED);
-	if (st == OP_SEQ_CLOSED)
+	switch (st) {
+	case OP_SEQ_OPEN:
+		if (!op_be_expired(on, ts, dl_code))
+			return false;
+		op_be_drop(on, p, seq, OP_NAK_EXPIRED, ctl);
+		break;
+	case OP_SEQ_DELIVERED:
+		op_count(on, ONEPIPE_C_RX_DUP);
 		return true;
-	if (st == OP_SEQ_OPEN)
-		op_seqrec_set(&p->berec, seq, OP_SEQ_CLOSED);
-	op_nak(on, ctl, p->host, seq, OP_NAK_EXPIRED);
+	case OP_SEQ_CLOSED:
+	case OP_SEQ_FORGOTTEN:
+		break;
+	}
+	op_count(on, ONEPIPE_C_RX_EXPIRED);
 	return true;
 }
 
@@ -179,7 +215,6 @@ static void op_deliver_one(struct op_net *on, struct sk_buff *skb,
 	/* Without its record the message cannot be answered for. */
 	if (!p) {
 		op_count(on, ONEPIPE_C_RX_NOBUFS);
-		op_nak(on, ctl, host, seq, OP_NAK_NOBUFS);
 		kfree_skb(skb);
 		return;
 	}
@@ -191,14 +226,14 @@ static void op_deliver_one(struct op_net *on, struct sk_buff *skb,
 	sk = op_port_lookup_rcu(on, rcb->dst_port);
 	if (!sk || op_sk_reliable(sk)) {
 		op_count(on, ONEPIPE_C_RX_NOPORT);
-		op_nak(on, ctl, host, seq, OP_NAK_NOPORT);
+		op_be_drop(on, p, seq, OP_NAK_NOPORT, ctl);
 		kfree_skb(skb);
 		return;
 	}
 	op_rx_observe(on, rcb->node.ts);
 	if (sock_queue_rcv_skb(sk, skb) < 0) {
 		op_count(on, ONEPIPE_C_RX_NOBUFS);
-		op_nak(on, ctl, host, seq, OP_NAK_NOBUFS);
+		op_be_drop(on, p, seq, OP_NAK_NOBUFS, ctl);
 		kfree_skb(skb);
 		return;
 	}
@@ -210,28 +245,34 @@ static void op_deliver_one(struct op_net *on, struct sk_buff *skb,
 /**
  * op_rx_query() - a sender asks what became of its messages [seq, aux]
  * @on: this host; rx_lock held
- * @h: the QUERY
+ * @h: the QUERY; its ts is the earliest stamp of those messages
  * @ctl: the answers are appended here
  *
  * Delivered ones are ACKed.  The others are closed, never to be
- * delivered, and NAKed (EXPIRED): the answer is final.  Those older than
- * the record get no answer; their sender reports them as unknown.
+ * delivered, and NAKed (EXPIRED): the answer is final.  No answer for
+ * those older than the record, nor for undelivered ones stamped before
+ * this host started (the one before it may have delivered them): their
+ * sender reports them as unknown.
  */
 static void op_rx_query(struct op_net *on, const struct op_hdr *h,
 			struct sk_buff_head *ctl)
 {
 	struct op_peer *p = op_peer_get(on, h->src_host, GFP_ATOMIC);
+	bool before_us = op_ts_before(h->ts, on->born_ts);
 	u32 seq = h->seq;
 
 	if (!p)
 		return;		/* it asks again */
+	op_seqrec_heard(&p->berec, h->ts);
 	do {
 		switch (op_seqrec_get(&p->berec, seq)) {
 		case OP_SEQ_DELIVERED:
 			op_ack(on, p->host, seq, ctl);
 			break;
 		case OP_SEQ_OPEN:
-			op_seqrec_set(&p->berec, seq, OP_SEQ_CLOSED);
+			if (before_us ||
+			    !op_seqrec_set(&p->berec, seq, OP_SEQ_CLOSED))
+				break;
 			fallthrough;
 		case OP_SEQ_CLOSED:
 			op_nak(on, ctl, p->host, seq, OP_NAK_EXPIRED);
@@ -284,7 +325,8 @@ void op_rx_msg(struct op_net *on, struct sk_buff *skb,
 	}
 	if (on->pq_bytes + skb->truesize > OP_MAX_PQ_BYTES) {
 		op_count(on, ONEPIPE_C_RX_NOBUFS);
-		op_nak(on, ctl, h->src_host, h->seq, OP_NAK_NOBUFS);
+		op_be_drop(on, xa_load(&on->peers, h->src_host), h->seq,
+			   OP_NAK_NOBUFS, ctl);
 		kfree_skb(skb);
 		return;
 	}
@@ -429,8 +471,7 @@ void op_rx_frag(struct op_net *on, struct sk_buff *skb,
 			op_count(on, ONEPIPE_C_RX_NOBUFS);
 			/* A reliable sender will send it again. */
 			if (!(h->flags & OP_F_RELIABLE))
-				op_nak(on, ctl, h->src_host, h->seq,
-				       OP_NAK_NOBUFS);
+				op_be_drop(on, p, h->seq, OP_NAK_NOBUFS, ctl);
 			goto drop;
 		}
 	}
@@ -483,19 +524,14 @@ static void op_rx_data(struct op_net *on, struct sk_buff *skb,
 		op_rdm_rx_data(on, skb, h, ctl);
 		return;
 	}
+	/* Without its record the message cannot be answered for. */
 	p = op_peer_get(on, h->src_host, GFP_ATOMIC);
 	if (!p) {
 		op_count(on, ONEPIPE_C_RX_NOBUFS);
-		op_nak(on, ctl, h->src_host, h->seq, OP_NAK_NOBUFS);
 		kfree_skb(skb);
 		return;
 	}
 	st = op_seqrec_arrive(&p->berec, h->seq, h->ts);
-	if (st == OP_SEQ_DELIVERED) {
-		op_count(on, ONEPIPE_C_RX_DUP);
-		kfree_skb(skb);
-		return;
-	}
 	if (op_be_refuse(on, p, st, h->seq, h->ts, h->code, ctl)) {
 		/* Its fragments waiting for the rest go too. */
 		if (h->frag_cnt > 1)
@@ -506,7 +542,7 @@ static void op_rx_data(struct op_net *on, struct sk_buff *skb,
 	if (!(h->flags & OP_F_UNORDERED) && on->agg.valid &&
 	    op_ts_before(h->ts, on->delivered)) {
 		op_count(on, ONEPIPE_C_RX_LATE);
-		op_nak(on, ctl, h->src_host, h->seq, OP_NAK_LATE);
+		op_be_drop(on, p, h->seq, OP_NAK_LATE, ctl);
 		kfree_skb(skb);
 		return;
 	}
@@ -711,7 +747,7 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 				continue;
 			op_count(on, ONEPIPE_C_RX_REASM_DROP);
 			if (late)
-				op_nak(on, ctl, p->host, m->seq, OP_NAK_LATE);
+				op_be_drop(on, p, m->seq, OP_NAK_LATE, ctl);
 			op_partial_free(on, m);
 		}
 	}

@@ -618,14 +618,25 @@ static u64 op_query_gap_ns(struct op_net *on)
 }
 
 /*
- * Ask @p about messages [@lo, @hi] (OP_PKT_QUERY).  Caller holds tx_lock;
- * the packet goes out with @ctl once it is dropped.
+ * Ask @p about messages [@lo, @hi], the first stamped @ts (OP_PKT_QUERY).
+ * Caller holds tx_lock; the packet goes out with @ctl once it is dropped.
  */
 static void op_tx_query(struct op_net *on, struct sk_buff_head *ctl,
-			struct op_peer *p, u32 lo, u32 hi)
+			struct op_peer *p, u32 lo, u32 hi, u64 ts)
 {
-	op_ctl_queue(on, ctl, OP_PKT_QUERY, p->host, lo, hi, 0);
-	op_count(on, ONEPIPE_C_TX_QUERIES);
+	struct op_hdr h = {
+		.type = OP_PKT_QUERY,
+		.src_host = READ_ONCE(on->cfg.host_id),
+		.dst_host = p->host,
+		.ts = ts,
+		.seq = lo,
+		.aux = hi,
+	};
+	unsigned int n = skb_queue_len(ctl);
+
+	op_ctl_push(on, ctl, &h);
+	if (skb_queue_len(ctl) > n)
+		op_count(on, ONEPIPE_C_TX_QUERIES);
 }
 
 /**
@@ -658,6 +669,7 @@ void op_tx_expire(struct op_net *on, u64 now_mono)
 		struct sk_buff *skb, *tmp;
 		bool asking = false;
 		u32 lo = 0, hi = 0;
+		u64 lo_ts = 0;
 
 		skb_queue_walk_safe(&p->outstanding, skb, tmp) {
 			struct op_msg_cb *cb = OP_MSG_CB(skb);
@@ -681,13 +693,14 @@ void op_tx_expire(struct op_net *on, u64 now_mono)
 				continue;
 			}
 			if (asking)
-				op_tx_query(on, &ctl, p, lo, hi);
+				op_tx_query(on, &ctl, p, lo, hi, lo_ts);
 			asking = true;
 			lo = cb->seq;
 			hi = cb->seq;
+			lo_ts = cb->ts;
 		}
 		if (asking)
-			op_tx_query(on, &ctl, p, lo, hi);
+			op_tx_query(on, &ctl, p, lo, hi, lo_ts);
 	}
 	if (unknown)
 		op_admit_pump(on, NULL);

@@ -85,8 +85,11 @@ bool op_valid(in op_h h, in bit<16> udp_len, in bool roce)
 			return false;
 		return span[31:31] == 0;
 	}
-	if (h.type == OP_PKT_NAK)
+	if (h.type == OP_PKT_NAK) {
+		if (h.code == OP_NAK_EXPIRED && (h.flags & OP_F_RELIABLE) != 0)
+			return false;
 		return h.code >= OP_NAK_EXPIRED && h.code <= OP_NAK_NOBUFS;
+	}
 	if (h.type == OP_PKT_RECALL || h.type == OP_PKT_PROBE)
 		return (h.flags & OP_F_RELIABLE) != 0;
 	if (h.type == OP_PKT_QUERY) {

@@ -1017,6 +1017,14 @@ static void bew_set(struct __test_metadata *_metadata, int w)
 }
 
 
+/* Room for every message at once, whatever net.core.rmem_max says. */
+static int bew_rcvbuf(int fd)
+{
+	int v = 4 << 20;
+
+	return setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v));
+}
+
 /*
  * Read @n messages "bew-<i>" from @fd, in order, within BEW_WAIT_MS; none
  * of @sender's is reported failed.
@@ -1058,6 +1066,8 @@ TEST_F_TIMEOUT(fab, be_window_eagain_pollout, 240)
 
 	NEED_HOST();
 	bew_set(_metadata, 4);
+	/* b reads only once all were sent: room for all of them. */
+	ASSERT_EQ(0, bew_rcvbuf(self->b));
 	while (i < BEW_MSGS) {
 		int len = snprintf(msg, sizeof(msg), "bew-%d", i);
 
@@ -1093,6 +1103,7 @@ TEST_F_TIMEOUT(fab, be_window_blocking, 240)
 
 	NEED_HOST();
 	bew_set(_metadata, 4);
+	ASSERT_EQ(0, bew_rcvbuf(self->b));
 	for (i = 0; i < BEW_MSGS; i++) {
 		int len = snprintf(msg, sizeof(msg), "bew-%d", i);
 

@@ -109,30 +109,54 @@ bool op_seqrec_set(struct op_seqrec *r, u32 seq, enum op_seq_state st)
 	return true;
 }
 
+/* Is @ts above every stamp the record heard of?  Then keep it. */
+static bool op_seqrec_newest(struct op_seqrec *r, u64 ts)
+{
+	if (r->seen && !op_ts_after(ts, r->top_ts))
+		return false;
+	r->top_ts = ts;
+	r->seen = true;
+	return true;
+}
+
+/**
+ * op_seqrec_heard() - a query named messages stamped @ts and later
+ * @r: their sender's record
+ * @ts: the earliest stamp of the messages it named
+ *
+ * What the record closes on a query must not be taken for a restart when
+ * an older message arrives: such a message is stamped at most @ts.
+ */
+void op_seqrec_heard(struct op_seqrec *r, u64 ts)
+{
+	op_seqrec_newest(r, ts);
+}
+
 /**
  * op_seqrec_arrive() - message @seq, stamped @ts, arrived: what became of it
  * @r: its sender's record
  * @seq: its sequence number
  * @ts: its timestamp
  *
- * As op_seqrec_get(), but first: a message below the record stamped above
- * every one seen so far means the sender started its numbers over, and
- * the record starts over (the message is then open).
+ * As op_seqrec_get(), but first: a message the record forgot, or says was
+ * delivered, stamped above every message and query heard of, means the
+ * sender started its numbers over (a copy of a message carries its
+ * stamp, which was heard of), and the record starts over (the message is
+ * then open).  A closed one stamped so may belong to a query's range
+ * (op_seqrec_heard() heard only the range's first stamp): it stays
+ * closed.
  *
  * Return: the message's state.
  */
 enum op_seq_state op_seqrec_arrive(struct op_seqrec *r, u32 seq, u64 ts)
 {
 	enum op_seq_state st = op_seqrec_get(r, seq);
-	bool newest = !r->seen || op_ts_after(ts, r->top_ts);
 
-	if (st == OP_SEQ_FORGOTTEN && newest) {
+	if (op_seqrec_newest(r, ts) &&
+	    (st == OP_SEQ_FORGOTTEN || st == OP_SEQ_DELIVERED)) {
 		op_seqrec_init(r);
+		op_seqrec_newest(r, ts);
 		st = OP_SEQ_OPEN;
-	}
-	if (newest) {
-		r->top_ts = ts;
-		r->seen = true;
 	}
 	return st;
 }

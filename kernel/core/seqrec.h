@@ -17,11 +17,18 @@
  * keep far fewer messages in flight (be_window), so that takes a message
  * overtaken by a whole span of later ones.
  *
- * A sender whose numbers start over (a new incarnation of its host) is
- * told apart from such a straggler by its stamps: along one sender's
- * numbers the stamps never go down, so a message below the record that
- * is stamped above everything seen comes from a sender that started
- * over, and the record starts over with it.
+ * A sender whose numbers start over (a new incarnation of its host, which
+ * starts them at random) is told apart from such a straggler by its
+ * stamps: along one sender's numbers the stamps never go down, so a
+ * message below the record (or on a delivered number) stamped above
+ * everything heard of comes from a sender that started over, and the
+ * record starts over with it.
+ *
+ * A receiver that started over itself (its module or namespace is new)
+ * has an empty record, which says nothing of what the one before it
+ * delivered: it answers "not delivered" only for messages stamped after
+ * it started (op_net.born_ts), and leaves the others to be reported as
+ * unknown.
  *
  * Pure: no locks, no clocks; the caller serializes (rx_lock).
  */
@@ -63,5 +70,6 @@ void op_seqrec_init(struct op_seqrec *r);
 enum op_seq_state op_seqrec_get(const struct op_seqrec *r, u32 seq);
 bool op_seqrec_set(struct op_seqrec *r, u32 seq, enum op_seq_state st);
 enum op_seq_state op_seqrec_arrive(struct op_seqrec *r, u32 seq, u64 ts);
+void op_seqrec_heard(struct op_seqrec *r, u64 ts);
 
 #endif /* _ONEPIPE_CORE_SEQREC_H */

@@ -147,6 +147,9 @@ int op_hdr_decode(struct op_hdr *h, const u8 *buf, size_t len)
 			return OP_PARSE_FIELD;
 		if (h->code < OP_NAK_EXPIRED || h->code > OP_NAK_NOBUFS)
 			return OP_PARSE_FIELD;
+		/* Deadlines are best effort's. */
+		if (h->code == OP_NAK_EXPIRED && (h->flags & OP_F_RELIABLE))
+			return OP_PARSE_FIELD;
 		return OP_PARSE_OK;
 	default:
 		return OP_PARSE_TYPE;
@@ -155,11 +158,14 @@ int op_hdr_decode(struct op_hdr *h, const u8 *buf, size_t len)
 
 /*
  * A best-effort deadline in the 8-bit code field: a 3-bit mantissa m
- * with an implied leading one and a 5-bit exponent E (1..31, 0 is "no
+ * with an implied leading one and a 5-bit exponent E (0 is "no
  * deadline"), worth (8 + m) << (E - 1) eighths of a millisecond: from
- * 1 ms to some 23 days, to within 1/8 above.
+ * 1 ms up, to within 1/8 above.  Exponents above OP_DL_E_MAX are read as
+ * it (some 8.7 hours, far beyond ack_timeout_ms's 600 s and within half
+ * the 48-bit timestamps' range).
  */
 #define OP_DL_UNIT_NS	125000
+#define OP_DL_E_MAX	25
 
 /**
  * op_deadline_code() - the code of the smallest deadline of at least @ms
@@ -181,8 +187,8 @@ u8 op_deadline_code(u32 ms)
 		e++;
 		m = (t + ((1ULL << e) - 1)) >> e;
 	}
-	if (e > 30)
-		return 0xff;
+	if (e + 1 > OP_DL_E_MAX)
+		return OP_DL_E_MAX << 3 | 7;
 	return (u8)((e + 1) << 3 | (m - 8));
 }
 
@@ -198,6 +204,8 @@ u64 op_deadline_ns(u8 code)
 
 	if (!e)
 		return 0;
+	if (e > OP_DL_E_MAX)
+		e = OP_DL_E_MAX;
 	return ((u64)(8 + (code & 7)) << (e - 1)) * OP_DL_UNIT_NS;
 }
 

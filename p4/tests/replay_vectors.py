@@ -26,14 +26,14 @@ import sys
 import time
 
 import rig
-from rig import (T_DATA, T_BEACON, T_ACK, T_NAK, T_RECALL, T_PROBE,
+from rig import (T_DATA, T_BEACON, T_ACK, T_NAK, T_RECALL, T_PROBE, T_QUERY,
                  F_RELIABLE, F_NOBARRIER, F_NOCOMMIT, F_UNORDERED, F_ECE,
                  HDR_LEN, op_hdr, ip_csum)
 import decide  # noqa: E402 (rig puts p4/control on the path)
 import opctl  # noqa: E402
 
 TYPES = {"data": T_DATA, "beacon": T_BEACON, "ack": T_ACK, "nak": T_NAK,
-         "recall": T_RECALL, "probe": T_PROBE}
+         "recall": T_RECALL, "probe": T_PROBE, "query": T_QUERY}
 FLAGS = {"reliable": F_RELIABLE, "unordered": F_UNORDERED, "ece": F_ECE}
 UNITS = {"ns": 1, "us": 1000, "ms": 1000000, "s": 1000000000}
 

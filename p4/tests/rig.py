@@ -30,7 +30,7 @@ THRIFT = 9090
 BUILD = os.path.join(HERE, "..", "build")
 VCLOCK_JSON = os.path.join(BUILD, "onepipe-vclock.json")
 
-T_DATA, T_BEACON, T_ACK, T_NAK, T_RECALL, T_PROBE = 1, 2, 3, 4, 5, 6
+T_DATA, T_BEACON, T_ACK, T_NAK, T_RECALL, T_PROBE, T_QUERY = range(1, 8)
 F_UNORDERED, F_NOBARRIER, F_RELIABLE, F_NOCOMMIT, F_ECE = 1, 2, 4, 8, 16
 HDR_LEN = 52
 

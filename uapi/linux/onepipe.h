@@ -146,11 +146,14 @@ struct sockaddr_onepipe {
 /*
  * ee_code values of send-failure notifications (ee_origin is LOCAL).
  *
- * What a notification means: every code but ONEPIPE_EE_UNKNOWN (and
- * ONEPIPE_EE_PROC_FAILED, which is not about one message) says that the
- * message was not delivered and never will be, and the receiver said so
- * or never got it; so a best-effort sender may send it again, or give up
- * on it, without it ever being delivered twice or behind its back.
+ * What a notification means: every code but ONEPIPE_EE_UNKNOWN,
+ * ONEPIPE_EE_DOWN (this host went down: what it had sent may have
+ * arrived) and ONEPIPE_EE_PROC_FAILED (not about one message) says that
+ * the message was not delivered and never will be, and the receiver said
+ * so or never got it; so a best-effort sender may send it again, or give
+ * up on it, without it ever being delivered twice or behind its back.
+ * ee_errno alone does not tell: ONEPIPE_EE_TIMEOUT and ONEPIPE_EE_UNKNOWN
+ * are both ETIMEDOUT; look at ee_code.
  *
  * Best-effort deadlines.  A best-effort message carries a deadline, its
  * timestamp plus net.onepipe.ack_timeout_ms (rounded up by at most an
@@ -164,6 +167,8 @@ struct sockaddr_onepipe {
  * (the receiver or the path is gone, or the message is older than the
  * receiver's record, OP_SEQREC_SPAN = 1024 messages from that sender)
  * the notification is ONEPIPE_EE_UNKNOWN: it may have been delivered.
+ * A receiver that started anew (module or namespace) answers "not
+ * delivered" only for messages stamped after it started.
  */
 enum onepipe_ee_code {
 	/*
@@ -333,7 +338,7 @@ enum onepipe_attr {
 	ONEPIPE_A_PAD,
 	ONEPIPE_A_TX_COMMIT,		/* u64: commit barrier last sent */
 	ONEPIPE_A_RX_COMMIT,		/* u64: commit barrier delivered up to */
-	ONEPIPE_A_RDM_WAITING,		/* u32: scatterings waiting for window */
+	ONEPIPE_A_RDM_WAITING,		/* u32: scatterings waiting for credits */
 	ONEPIPE_A_RDM_UNACKED,		/* u32: reliable messages not yet ACKed */
 	ONEPIPE_A_PEER,			/* nest of ONEPIPE_P_* */
 	/* verbs transport (HOST_SET, HOST_GET, DEV_GET) */
@@ -389,7 +394,7 @@ enum onepipe_counter {
 	ONEPIPE_C_RETRANSMITS,		/* reliable messages sent again */
 	ONEPIPE_C_RECALLS,		/* reliable messages recalled (sender) */
 	ONEPIPE_C_RX_RECALLS,		/* buffered messages discarded on recall */
-	ONEPIPE_C_WINDOW_STALLS,	/* scatterings that waited for window */
+	ONEPIPE_C_WINDOW_STALLS,	/* scatterings that waited for credits */
 	ONEPIPE_C_WINDOW_PROBES,	/* window probes sent */
 	ONEPIPE_C_ECN_MARKS,		/* CE-marked packets received */
 	ONEPIPE_C_CWND_CUTS,		/* congestion window reductions */
@@ -405,7 +410,10 @@ enum onepipe_counter {
 	ONEPIPE_C_RELAY_OUT,		/* packets handed to the controller */
 	ONEPIPE_C_RELAY_IN,		/* packets the controller delivered */
 	ONEPIPE_C_RELAY_DROPS,		/* copies for it dropped (queue, size) */
-	/* best effort: dropped here past their deadline, or closed by a query */
+	/*
+	 * best effort, packets dropped: past their message's deadline, or
+	 * of a message a query closed or the record forgot
+	 */
 	ONEPIPE_C_RX_EXPIRED,
 	ONEPIPE_C_TX_QUERIES,		/* queries about msgs past deadline */
 	ONEPIPE_C_TX_UNKNOWN,		/* msgs no query answer settled */

@@ -72,6 +72,8 @@ static void check_accepted(const struct op_hdr *h, size_t payload)
 	case OP_PKT_NAK:
 		CHECK(payload == 0 && h->src_host && h->dst_host);
 		CHECK(h->code >= OP_NAK_EXPIRED && h->code <= OP_NAK_NOBUFS);
+		CHECK(h->code != OP_NAK_EXPIRED ||
+		      !(h->flags & OP_F_RELIABLE));
 		break;
 	default:
 		CHECK(!"accepted an unknown type");

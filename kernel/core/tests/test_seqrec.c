@@ -127,12 +127,51 @@ static void test_restart(void)
 	   "the old incarnation's numbers are gone");
 	ok(op_seqrec_arrive(&r, 1, 999999) == OP_SEQ_OPEN,
 	   "a later message stamped lower within the record is just open");
+
+	/* A short-lived incarnation: its numbers land inside the record. */
+	op_seqrec_init(&r);
+	for (s = 0; s < 100; s++) {
+		op_seqrec_arrive(&r, s, 1000 + s);
+		op_seqrec_set(&r, s, OP_SEQ_DELIVERED);
+	}
+	ok(op_seqrec_arrive(&r, 10, 1000 + 10) == OP_SEQ_DELIVERED,
+	   "a copy of a delivered message is delivered (a duplicate)");
+	ok(op_seqrec_arrive(&r, 10, 5000) == OP_SEQ_OPEN &&
+	   op_seqrec_get(&r, 11) == OP_SEQ_OPEN,
+	   "a delivered number stamped above all: started over, open");
+}
+
+/*
+ * A record a query made: a straggler older than what the query named
+ * must not reset it, or what the query closed could be delivered.
+ */
+static void test_query_first(void)
+{
+	struct op_seqrec r;
+
+	op_seqrec_init(&r);
+	op_seqrec_heard(&r, 50000);
+	ok(op_seqrec_set(&r, 3000, OP_SEQ_CLOSED), "a query closes 3000");
+	ok(op_seqrec_arrive(&r, 3000 - OP_SEQREC_SPAN, 40000) ==
+	   OP_SEQ_FORGOTTEN, "an older straggler below the record: forgotten");
+	ok(op_seqrec_get(&r, 3000) == OP_SEQ_CLOSED, "3000 stays closed");
+	ok(op_seqrec_arrive(&r, 3000, 50010) == OP_SEQ_CLOSED,
+	   "3000 itself, stamped after the query's first, stays closed");
+	/* Queries slide the record far past the last arrival. */
+	ok(op_seqrec_set(&r, 3000 + 3 * OP_SEQREC_SPAN, OP_SEQ_CLOSED),
+	   "a later query slides the record");
+	op_seqrec_heard(&r, 60000);
+	ok(op_seqrec_arrive(&r, 3000 + OP_SEQREC_SPAN, 55000) ==
+	   OP_SEQ_FORGOTTEN &&
+	   op_seqrec_get(&r, 3000 + 3 * OP_SEQREC_SPAN) == OP_SEQ_CLOSED,
+	   "a straggler between the two: forgotten, the record kept");
 }
 
 int main(void)
 {
 	test_basics();
 	test_restart();
+	test_query_first();
 	test_model(0, 1, 64);
 	test_model(0xffffff00u, 2, 64);
 	test_model(12345, 3, 900);

@@ -418,6 +418,12 @@ static void test_ctl_fields(void)
 			 good ? "accepted" : "refused");
 		expect(&h, 0, good ? OP_PARSE_OK : OP_PARSE_FIELD, desc);
 	}
+	h = ctl_hdr(OP_PKT_NAK);
+	h.flags = OP_F_RELIABLE;
+	h.code = OP_NAK_EXPIRED;
+	expect(&h, 0, OP_PARSE_FIELD, "reliable NAK EXPIRED is refused");
+	h.code = OP_NAK_NOBUFS;
+	expect(&h, 0, OP_PARSE_OK, "reliable NAK NOBUFS is accepted");
 	h = ctl_hdr(OP_PKT_ACK);
 	h.flags = OP_F_RELIABLE;
 	for (code = 0; code <= 3; code++) {
@@ -544,7 +550,7 @@ static void test_deadline(void)
 	   "1024 ms and 12288 ms are exact");
 	ok(op_deadline_ns(op_deadline_code(100)) == 104000000,
 	   "100 ms rounds up to 104 ms");
-	for (ms = 1; ms <= 2000000; ms += ms < 4096 ? 1 : 7) {
+	for (ms = 1; ms <= 20000000; ms += ms < 4096 ? 1 : 97) {
 		u8 code = op_deadline_code(ms);
 		u64 ns = op_deadline_ns(code), want = (u64)ms * 1000000;
 
@@ -555,13 +561,17 @@ static void test_deadline(void)
 	}
 	ok(!bad, "1 ms .. 2000 s: smallest code at least the value, within 1/8 (%u bad)",
 	   bad);
-	for (c = 8; c < 256; c++) {
+	for (c = 8; c < (25 + 1) << 3; c++) {
 		if (op_deadline_ns(c) <= prev)
 			bad++;
 		prev = op_deadline_ns(c);
 	}
-	ok(!bad, "codes 8..255 grow strictly");
-	ok(op_deadline_code(0xffffffff) == 0xff, "huge values saturate");
+	ok(!bad, "codes 8..207 grow strictly");
+	ok(op_deadline_code(0xffffffff) == op_deadline_code(40000000) &&
+	   op_deadline_ns(0xff) == op_deadline_ns(op_deadline_code(0xffffffff)),
+	   "huge values and codes saturate");
+	ok(op_deadline_ns(0xff) < (1ULL << 47),
+	   "the largest deadline is within half the timestamps' range");
 }
 
 int main(void)

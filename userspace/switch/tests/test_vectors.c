@@ -223,6 +223,8 @@ static u8 pkt_type(const char *s)
 		return OP_PKT_RECALL;
 	if (!strcmp(s, "probe"))
 		return OP_PKT_PROBE;
+	if (!strcmp(s, "query"))
+		return OP_PKT_QUERY;
 	die("bad packet type", s);
 	return 0;
 }
