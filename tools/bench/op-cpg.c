@@ -1,0 +1,955 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * op-cpg: the op-traffic workload over Corosync's CPG, for comparison.
+ *
+ * Every process joins one CPG group and broadcasts to it: each broadcast
+ * is one cpg_mcast_joined(CPG_TYPE_AGREED) that every member, the sender
+ * included, delivers in one total order.  Command line, log and JSON
+ * summary follow tools/traffic/op-traffic's --udp mode, so that
+ * tools/checker/op-check and the benchmark driver read its output
+ * unchanged: a broadcast is logged as a scattering to every member (the
+ * --peers list), a delivery with the receiver's position in that list as
+ * idx, and the timestamp of S and R lines is the sender's CLOCK_REALTIME
+ * send time.  One poll() loop, one thread: the log is in program order.
+ *
+ * Log lines (see tools/traffic/README.md):
+ *   P <host> <port>
+ *   S <ts> <scat_id> <dh>:<dp>[,<dh>:<dp>...]
+ *   R <ts> <sh>:<sp> <scat_id> <idx> <len> <lat_ns>
+ *   X <sh>:<sp> <reason>
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <corosync/corotypes.h>
+#include <corosync/cpg.h>
+
+#include "payload.h"
+
+#define NSEC			1000000000ull
+#define START_FILE_POLL_NS	10000000ull
+#define TRY_AGAIN_WAIT_NS	200000ull	/* CPG flow control: no edge */
+#define JOIN_RETRY_NS		100000000ull
+#define MAX_WAIT_NS		NSEC		/* longest poll() */
+/* A CPG message is at most 1 MB before libcpg fragments it: plenty. */
+#define MAX_SIZE		(1u << 20)
+
+/* A process identity: host id or IPv4 address, and a port. */
+struct ep {
+	uint32_t host;
+	uint16_t port;
+	bool dotted;		/* written as an IPv4 address */
+};
+
+/* A member of the group, and the CPG process its messages come from. */
+struct peer {
+	struct ep ep;
+	char name[32];		/* "H:P" as the logs write it */
+	bool bound;		/* nodeid, pid known */
+	uint32_t nodeid;
+	uint32_t pid;
+};
+
+struct opts {
+	struct ep self;
+	bool have_host, have_port;
+	struct peer *peers;
+	int npeers;
+	const char *group;
+	long scatterings;
+	uint64_t duration_ns;
+	uint64_t interval_ns;
+	size_t size;
+	uint64_t linger_ns;
+	long expect;
+	const char *log;
+	uint64_t start_at_ns;
+	const char *start_file;
+	const char *summary;
+	bool json;
+	bool quiet;
+};
+
+struct stats {
+	uint64_t scats, sent, recvd, bad, eagain, blocked;
+	uint64_t first_send, last_send, first_recv, last_recv;	/* realtime */
+	int64_t *lat;
+	size_t nlat, cap;
+};
+
+struct cpgt {
+	struct opts o;
+	int me;			/* index of this process in o.peers */
+	char self[32];
+	char *dests;		/* the S lines' destination list */
+	cpg_handle_t h;
+	int fd;
+	FILE *log;
+	uint8_t *buf;
+	struct stats st;
+	size_t members;		/* of the group, as the last confchg said */
+	bool complete;		/* every peer was a member: P line written */
+	bool started;
+	bool blocked;		/* CPG said try again; counted */
+	uint64_t next_scat_id;
+	uint64_t next_send;	/* monotonic */
+	uint64_t send_until;	/* monotonic, 0: no --duration-ms */
+	uint64_t last_progress;	/* monotonic */
+	bool sending_over;	/* latched by sending_done() */
+	uint64_t early;		/* deliveries before the group was complete */
+};
+
+static void die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("op-cpg: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("op-cpg: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n(see op-cpg --help)\n", stderr);
+	exit(2);
+}
+
+static void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz);
+
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
+static uint64_t now_rt(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+static uint64_t now_mono(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* ---- options ------------------------------------------------------ */
+
+static bool parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return !errno && !*end;
+}
+
+static uint64_t num_arg(const char *name, const char *s, uint64_t max)
+{
+	uint64_t v;
+
+	if (!parse_u64(s, &v) || v > max)
+		usage_error("bad %s '%s'", name, s);
+	return v;
+}
+
+/* A host: a host id (decimal) or an IPv4 address, as op-check reads it. */
+static bool parse_host(const char *s, struct ep *e)
+{
+	struct in_addr a;
+	uint64_t h;
+
+	if (inet_pton(AF_INET, s, &a) == 1) {
+		e->host = ntohl(a.s_addr);
+		e->dotted = true;
+		return true;
+	}
+	if (!parse_u64(s, &h) || h > UINT32_MAX || strchr(s, 'x') ||
+	    strchr(s, 'X'))
+		return false;
+	e->host = h;
+	e->dotted = false;
+	return true;
+}
+
+static const char *ep_str(struct ep e, char *b, size_t n)
+{
+	if (e.dotted) {
+		struct in_addr a = { .s_addr = htonl(e.host) };
+		char ip[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &a, ip, sizeof(ip));
+		snprintf(b, n, "%s:%u", ip, e.port);
+	} else {
+		snprintf(b, n, "%" PRIu32 ":%u", e.host, e.port);
+	}
+	return b;
+}
+
+static bool parse_ep(const char *s, struct ep *e)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	uint64_t p;
+
+	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
+		return false;
+	memcpy(host, s, colon - s);
+	host[colon - s] = 0;
+	if (!parse_u64(colon + 1, &p) || p > 65535)
+		return false;
+	e->port = p;
+	return parse_host(host, e);
+}
+
+static bool ep_eq(struct ep a, struct ep b)
+{
+	return a.host == b.host && a.port == b.port;
+}
+
+static void parse_peers(struct opts *o, const char *list)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int n = 1, i;
+	const char *c;
+
+	if (!copy)
+		die("out of memory");
+	for (c = list; *c; c++)
+		n += *c == ',';
+	o->peers = xcalloc(n, sizeof(*o->peers));
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		struct peer *p = &o->peers[o->npeers];
+
+		if (!parse_ep(tok, &p->ep))
+			usage_error("bad peer '%s'", tok);
+		for (i = 0; i < o->npeers; i++)
+			if (ep_eq(o->peers[i].ep, p->ep))
+				usage_error("peer '%s' listed twice", tok);
+		ep_str(p->ep, p->name, sizeof(p->name));
+		o->npeers++;
+	}
+	free(copy);
+}
+
+static void help(void)
+{
+	puts(
+"usage: op-cpg --host H --port P --peers H:P,... [options]\n"
+"  --host H            this process's host in the logs: a host id or an\n"
+"                      IPv4 address\n"
+"  --port P            this process's port in the logs\n"
+"  --peers H:P,...     every member of the group, this process included,\n"
+"                      in one order shared by all (a receiver's idx is its\n"
+"                      position here)\n"
+"  --group NAME        CPG group (default opbench)\n"
+"  --scatterings N     broadcasts to send (default 0: receive only)\n"
+"  --duration-ms D     stop sending D ms after the start (0: no limit)\n"
+"  --interval-us U     pause between broadcasts (default 0: as fast as\n"
+"                      CPG accepts them)\n"
+"  --size BYTES        message size, >= 36 (default 64)\n"
+"  --linger-ms D       after sending, stop after D ms without a delivery\n"
+"                      (default 1000)\n"
+"  --expect N          stop once N messages were delivered (and all sent)\n"
+"  --log FILE          event log\n"
+"  --start-at-ns T     send nothing before CLOCK_REALTIME T\n"
+"  --start-file F      wait for file F to hold T, then as --start-at-ns T\n"
+"  --json              summary as one JSON object\n"
+"  --summary FILE      also write the JSON summary to FILE\n"
+"  --quiet             no summary on stdout\n"
+"The P line is logged once the group has as many members as --peers.");
+}
+
+enum {
+	O_HOST = 256, O_PORT, O_PEERS, O_GROUP, O_SCAT, O_DURATION,
+	O_INTERVAL, O_SIZE, O_LINGER, O_EXPECT, O_LOG, O_START,
+	O_START_FILE, O_JSON, O_SUMMARY, O_QUIET, O_HELP,
+};
+
+static const struct option longopts[] = {
+	{ "host", required_argument, NULL, O_HOST },
+	{ "port", required_argument, NULL, O_PORT },
+	{ "peers", required_argument, NULL, O_PEERS },
+	{ "group", required_argument, NULL, O_GROUP },
+	{ "scatterings", required_argument, NULL, O_SCAT },
+	{ "duration-ms", required_argument, NULL, O_DURATION },
+	{ "interval-us", required_argument, NULL, O_INTERVAL },
+	{ "size", required_argument, NULL, O_SIZE },
+	{ "linger-ms", required_argument, NULL, O_LINGER },
+	{ "expect", required_argument, NULL, O_EXPECT },
+	{ "log", required_argument, NULL, O_LOG },
+	{ "start-at-ns", required_argument, NULL, O_START },
+	{ "start-file", required_argument, NULL, O_START_FILE },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "summary", required_argument, NULL, O_SUMMARY },
+	{ "quiet", no_argument, NULL, O_QUIET },
+	{ "help", no_argument, NULL, O_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void set_opt(struct opts *o, int c, const char *a)
+{
+	switch (c) {
+	case O_HOST:
+		if (!parse_host(a, &o->self))
+			usage_error("bad host '%s'", a);
+		o->have_host = true;
+		break;
+	case O_PORT:
+		o->self.port = num_arg("port", a, 65535);
+		o->have_port = true;
+		break;
+	case O_GROUP:
+		if (!*a || strlen(a) > CPG_MAX_NAME_LENGTH)
+			usage_error("bad group '%s' (1..%d characters)", a,
+				    CPG_MAX_NAME_LENGTH);
+		o->group = a;
+		break;
+	case O_SCAT:
+		o->scatterings = num_arg("scatterings", a, LONG_MAX);
+		break;
+	case O_DURATION:
+		o->duration_ns = num_arg("duration-ms", a, UINT32_MAX) *
+				 1000000;
+		break;
+	case O_INTERVAL:
+		o->interval_ns = num_arg("interval-us", a, UINT32_MAX) * 1000;
+		break;
+	case O_SIZE:
+		o->size = num_arg("size", a, MAX_SIZE);
+		break;
+	case O_LINGER:
+		o->linger_ns = num_arg("linger-ms", a, UINT32_MAX) * 1000000;
+		break;
+	case O_EXPECT:
+		o->expect = num_arg("expect", a, LONG_MAX);
+		break;
+	case O_START:
+		o->start_at_ns = num_arg("start-at-ns", a, UINT64_MAX);
+		break;
+	default:
+		usage_error("bad option");
+	}
+}
+
+static void parse_opts(struct cpgt *t, int argc, char **argv)
+{
+	struct opts *o = &t->o;
+	const char *peers = NULL;
+	int c, i;
+
+	*o = (struct opts){ .group = "opbench", .size = 64,
+			    .linger_ns = 1000 * 1000000ull };
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_PEERS:
+			peers = optarg;
+			break;
+		case O_LOG:
+			o->log = optarg;
+			break;
+		case O_START_FILE:
+			o->start_file = optarg;
+			break;
+		case O_SUMMARY:
+			o->summary = optarg;
+			break;
+		case O_JSON:
+			o->json = true;
+			break;
+		case O_QUIET:
+			o->quiet = true;
+			break;
+		case O_HELP:
+			help();
+			exit(0);
+		case '?':
+			usage_error("unknown option");
+			break;
+		default:
+			set_opt(o, c, optarg);
+		}
+	}
+	if (optind != argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o->have_host || !o->have_port || !peers)
+		usage_error("--host, --port and --peers are needed");
+	parse_peers(o, peers);
+	if (o->size < OPT_HDR_LEN)
+		usage_error("--size must be at least %d", OPT_HDR_LEN);
+	t->me = -1;
+	for (i = 0; i < o->npeers; i++)
+		if (ep_eq(o->peers[i].ep, o->self))
+			t->me = i;
+	if (t->me < 0)
+		usage_error("--peers must list this process (%s)",
+			    ep_str(o->self, t->self, sizeof(t->self)));
+	/* written as in --peers, so all logs spell a process alike */
+	memcpy(t->self, o->peers[t->me].name, sizeof(t->self));
+}
+
+/* "<dh>:<dp>,..." of every member: the destinations of each broadcast. */
+static char *dest_list(const struct opts *o)
+{
+	size_t cap = (size_t)o->npeers * 24 + 1, n = 0;
+	char *s = xcalloc(1, cap);
+	int i;
+
+	for (i = 0; i < o->npeers; i++)
+		n += snprintf(s + n, cap - n, "%s%s", i ? "," : "",
+			      o->peers[i].name);
+	return s;
+}
+
+/* ---- log and stats ------------------------------------------------ */
+
+static void logline(struct cpgt *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void logline(struct cpgt *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!t->log)
+		return;
+	va_start(ap, fmt);
+	vfprintf(t->log, fmt, ap);
+	va_end(ap);
+}
+
+/* Opened early (a bad path fails before joining); the P line comes later. */
+static void open_log(struct cpgt *t)
+{
+	if (!t->o.log)
+		return;
+	t->log = fopen(t->o.log, "w");
+	if (!t->log)
+		die("%s: %s", t->o.log, strerror(errno));
+	setvbuf(t->log, NULL, _IOFBF, 1 << 20);
+}
+
+/* Every peer is in the group: tell a launcher this process is up. */
+static void log_p(struct cpgt *t)
+{
+	char b[sizeof(t->self)];
+
+	memcpy(b, t->self, sizeof(b));
+	*strrchr(b, ':') = ' ';
+	logline(t, "P %s\n", b);
+	if (t->log && fflush(t->log))
+		die("%s: %s", t->o.log, strerror(errno));
+}
+
+static void add_latency(struct stats *st, int64_t lat)
+{
+	if (st->nlat == st->cap) {
+		st->cap = st->cap ? 2 * st->cap : 4096;
+		st->lat = realloc(st->lat, st->cap * sizeof(*st->lat));
+		if (!st->lat)
+			die("out of memory");
+	}
+	st->lat[st->nlat++] = lat;
+}
+
+/* ---- CPG callbacks ------------------------------------------------ */
+
+static struct cpgt *cpgt_of(cpg_handle_t h)
+{
+	void *ctx = NULL;
+
+	if (cpg_context_get(h, &ctx) != CS_OK || !ctx)
+		die("cpg_context_get failed");
+	return ctx;
+}
+
+static void log_bad(struct cpgt *t, const char *src, const char *why)
+{
+	logline(t, "X %s %s\n", src, why);
+	t->st.bad++;
+}
+
+static struct peer *peer_of(struct cpgt *t, const struct opt_payload *p)
+{
+	struct ep e = { .host = p->src_host, .port = p->src_port };
+	int i;
+
+	for (i = 0; i < t->o.npeers; i++)
+		if (ep_eq(t->o.peers[i].ep, e))
+			return &t->o.peers[i];
+	return NULL;
+}
+
+/*
+ * The payload names a member of --peers, and the CPG process that sent it
+ * (nodeid, pid) is the one that member's messages always came from.
+ */
+static bool source_ok(struct cpgt *t, struct peer *src, uint32_t nodeid,
+		      uint32_t pid)
+{
+	int i;
+
+	if (!src)
+		return false;
+	if (src->bound)
+		return src->nodeid == nodeid && src->pid == pid;
+	for (i = 0; i < t->o.npeers; i++) {
+		struct peer *q = &t->o.peers[i];
+
+		if (q->bound && q->nodeid == nodeid && q->pid == pid)
+			return false;	/* that process is someone else */
+	}
+	src->bound = true;
+	src->nodeid = nodeid;
+	src->pid = pid;
+	return true;
+}
+
+static void on_deliver(cpg_handle_t h, const struct cpg_name *group,
+		       uint32_t nodeid, uint32_t pid, void *msg, size_t len)
+{
+	struct cpgt *t = cpgt_of(h);
+	uint64_t now = now_rt();
+	struct opt_payload p;
+	enum opt_verify v;
+	struct peer *src;
+	char b[64];
+
+	(void)group;
+	if (!t->complete) {
+		/* nobody sends before the start, which needs every P line */
+		t->early++;
+		return;
+	}
+	t->last_progress = now_mono();
+	v = opt_decode(msg, len, &p);
+	if (v == OPT_SHORT || v == OPT_MAGIC_BAD) {
+		/* no usable header: an unknown source */
+		snprintf(b, sizeof(b), t->o.self.dotted ? "0.0.0.0:0" : "0:0");
+		log_bad(t, b, opt_verify_str(v));
+		return;
+	}
+	src = peer_of(t, &p);
+	if (src)
+		snprintf(b, sizeof(b), "%s", src->name);
+	else
+		ep_str((struct ep){ p.src_host, p.src_port, t->o.self.dotted },
+		       b, sizeof(b));
+	if (v != OPT_OK) {
+		log_bad(t, b, opt_verify_str(v));
+		return;
+	}
+	if (!source_ok(t, src, nodeid, pid)) {
+		log_bad(t, b, opt_verify_str(OPT_SRC_BAD));
+		return;
+	}
+	if (p.idx) {		/* a broadcast is one message, idx 0 */
+		log_bad(t, b, "bad-idx");
+		return;
+	}
+	logline(t, "R %" PRIu64 " %s %" PRIu64 " %d %zu %" PRId64 "\n",
+		p.send_time_ns, b, p.scat_id, t->me, len,
+		(int64_t)(now - p.send_time_ns));
+	add_latency(&t->st, (int64_t)(now - p.send_time_ns));
+	if (!t->st.first_recv)
+		t->st.first_recv = now;
+	t->st.last_recv = now;
+	t->st.recvd++;
+}
+
+static void on_confchg(cpg_handle_t h, const struct cpg_name *group,
+		       const struct cpg_address *members, size_t nmembers,
+		       const struct cpg_address *left, size_t nleft,
+		       const struct cpg_address *joined, size_t njoined)
+{
+	struct cpgt *t = cpgt_of(h);
+	size_t i;
+
+	(void)group;
+	(void)members;
+	(void)joined;
+	(void)njoined;
+	t->members = nmembers;
+	if (!t->complete)
+		return;
+	/* A member that finished leaves; one whose corosync failed is news. */
+	for (i = 0; i < nleft; i++)
+		if (left[i].reason != CPG_REASON_LEAVE &&
+		    left[i].reason != CPG_REASON_PROCDOWN)
+			fprintf(stderr, "op-cpg %s: member nodeid %" PRIu32
+				" pid %" PRIu32 " left the group (reason %"
+				PRIu32 ")\n", t->self, left[i].nodeid,
+				left[i].pid, left[i].reason);
+}
+
+/* ---- CPG ---------------------------------------------------------- */
+
+static void cpg_die(const char *what, cs_error_t err)
+	__attribute__((noreturn));
+
+static void cpg_die(const char *what, cs_error_t err)
+{
+	die("%s: %s (%d)", what, cs_strerror(err), err);
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { ns / NSEC, ns % NSEC };
+
+	nanosleep(&ts, NULL);
+}
+
+static void cpg_open(struct cpgt *t)
+{
+	static cpg_callbacks_t cb = {
+		.cpg_deliver_fn = on_deliver,
+		.cpg_confchg_fn = on_confchg,
+	};
+	struct cpg_name name;
+	cs_error_t err;
+
+	err = cpg_initialize(&t->h, &cb);
+	if (err == CS_ERR_LIBRARY)
+		die("cpg_initialize: %s: no corosync runs in this network "
+		    "namespace", cs_strerror(err));
+	if (err != CS_OK)
+		cpg_die("cpg_initialize", err);
+	err = cpg_context_set(t->h, t);
+	if (err != CS_OK)
+		cpg_die("cpg_context_set", err);
+	err = cpg_fd_get(t->h, &t->fd);
+	if (err != CS_OK)
+		cpg_die("cpg_fd_get", err);
+	name.length = strlen(t->o.group);
+	memcpy(name.value, t->o.group, name.length);
+	/* TRY_AGAIN while corosync syncs a new membership */
+	while ((err = cpg_join(t->h, &name)) == CS_ERR_TRY_AGAIN)
+		sleep_ns(JOIN_RETRY_NS);
+	if (err != CS_OK)
+		cpg_die("cpg_join", err);
+}
+
+/* Run the callbacks of everything queued. */
+static void dispatch(struct cpgt *t)
+{
+	cs_error_t err = cpg_dispatch(t->h, CS_DISPATCH_ALL);
+
+	if (err == CS_ERR_LIBRARY)
+		die("cpg_dispatch: %s: corosync went away", cs_strerror(err));
+	if (err != CS_OK)
+		cpg_die("cpg_dispatch", err);
+}
+
+/*
+ * Wait for readable (or @ns to pass, UINT64_MAX: forever) and run the
+ * callbacks.  A hangup: corosync went away.
+ */
+static void wait_dispatch(struct cpgt *t, uint64_t ns)
+{
+	struct pollfd pfd = { .fd = t->fd, .events = POLLIN };
+	struct timespec ts = { ns / NSEC, ns % NSEC };
+
+	if (ppoll(&pfd, 1, ns == UINT64_MAX ? NULL : &ts, NULL) < 0) {
+		if (errno == EINTR)
+			return;
+		die("poll: %s", strerror(errno));
+	}
+	if (pfd.revents & POLLIN)
+		dispatch(t);
+	if (pfd.revents & (POLLHUP | POLLERR | POLLNVAL))
+		die("lost the connection to corosync");
+}
+
+/* Until the group has every peer: then the P line says we are up. */
+static void wait_members(struct cpgt *t)
+{
+	while (t->members < (size_t)t->o.npeers)
+		wait_dispatch(t, UINT64_MAX);
+	if (t->members > (size_t)t->o.npeers)
+		fprintf(stderr, "op-cpg %s: group %s has %zu members, --peers "
+			"lists %d\n", t->self, t->o.group, t->members,
+			t->o.npeers);
+	t->complete = true;
+	log_p(t);
+}
+
+/* ---- sending ------------------------------------------------------ */
+
+static bool sending_done(struct cpgt *t, uint64_t mono)
+{
+	if (t->sending_over)
+		return true;
+	if (t->st.scats < (uint64_t)t->o.scatterings &&
+	    (!t->send_until || mono < t->send_until))
+		return false;
+	t->sending_over = true;
+	t->last_progress = mono;	/* linger from the end of sending */
+	return true;
+}
+
+/* One broadcast: sent, or CPG said try again (counted, retried later). */
+static void try_send(struct cpgt *t)
+{
+	struct opt_payload p = {
+		.src_host = t->o.self.host, .src_port = t->o.self.port,
+		.scat_id = t->next_scat_id, .idx = 0, .len = t->o.size,
+	};
+	struct iovec iov = { t->buf, t->o.size };
+	cs_error_t err;
+	uint64_t now;
+
+	now = now_rt();
+	p.send_time_ns = now;
+	opt_encode(t->buf, &p);
+	err = cpg_mcast_joined(t->h, CPG_TYPE_AGREED, &iov, 1);
+	if (err == CS_ERR_TRY_AGAIN) {
+		/*
+		 * Flow control (corosync's queue to totem, or the IPC ring,
+		 * is full).  Nothing signals its end: dispatch what came
+		 * and retry shortly.
+		 */
+		t->st.eagain++;
+		if (!t->blocked) {
+			t->blocked = true;
+			t->st.blocked++;
+		}
+		t->next_send = now_mono() + TRY_AGAIN_WAIT_NS;
+		return;
+	}
+	if (err != CS_OK)
+		cpg_die("cpg_mcast_joined", err);
+	t->blocked = false;
+	logline(t, "S %" PRIu64 " %" PRIu64 " %s\n", now, t->next_scat_id,
+		t->dests);
+	t->next_scat_id++;
+	t->st.scats++;
+	t->st.sent += t->o.npeers;
+	if (!t->st.first_send)
+		t->st.first_send = now;
+	t->st.last_send = now;
+	t->next_send = now_mono() + t->o.interval_ns;
+}
+
+/* ---- main loop ---------------------------------------------------- */
+
+static bool read_start_file(struct cpgt *t)
+{
+	unsigned long long v;
+	FILE *f = fopen(t->o.start_file, "r");
+	int n;
+
+	if (!f)
+		return false;
+	n = fscanf(f, "%llu", &v);
+	fclose(f);
+	if (n != 1)
+		return false;	/* not written completely yet */
+	t->o.start_at_ns = v;
+	t->o.start_file = NULL;
+	return true;
+}
+
+static void start(struct cpgt *t)
+{
+	uint64_t mono;
+
+	if (t->o.start_file && !read_start_file(t))
+		return;
+	if (now_rt() < t->o.start_at_ns)
+		return;
+	mono = now_mono();
+	t->started = true;
+	t->last_progress = mono;
+	t->next_send = mono;
+	if (t->o.duration_ns)
+		t->send_until = mono + t->o.duration_ns;
+}
+
+static bool finished(struct cpgt *t, uint64_t mono)
+{
+	if (!t->started || !sending_done(t, mono))
+		return false;
+	if (t->o.expect && t->st.recvd >= (uint64_t)t->o.expect)
+		return true;
+	return mono >= t->last_progress + t->o.linger_ns;
+}
+
+/* How long to wait for a delivery before the next thing to do. */
+static uint64_t wait_ns(struct cpgt *t, uint64_t mono)
+{
+	uint64_t due;
+
+	if (!t->started && t->o.start_file)
+		return START_FILE_POLL_NS;
+	if (!t->started) {
+		uint64_t rt = now_rt();
+
+		due = t->o.start_at_ns > rt ? t->o.start_at_ns - rt : 0;
+		return due < MAX_WAIT_NS ? due : MAX_WAIT_NS;
+	}
+	if (!sending_done(t, mono)) {
+		due = t->next_send;
+		if (t->send_until && t->send_until < due)
+			due = t->send_until;
+	} else {
+		due = t->last_progress + t->o.linger_ns;
+	}
+	if (due <= mono)
+		return 0;
+	return due - mono < MAX_WAIT_NS ? due - mono : MAX_WAIT_NS;
+}
+
+static void loop(struct cpgt *t)
+{
+	uint64_t mono;
+
+	for (;;) {
+		mono = now_mono();
+		if (!t->started)
+			start(t);
+		if (finished(t, mono))
+			return;
+		wait_dispatch(t, wait_ns(t, mono));
+		mono = now_mono();
+		if (t->started && !sending_done(t, mono) &&
+		    mono >= t->next_send)
+			try_send(t);
+	}
+}
+
+/* ---- summary ------------------------------------------------------ */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int64_t pct(const struct stats *st, int p)
+{
+	if (!st->nlat)
+		return 0;
+	return st->lat[(st->nlat - 1) * p / 100];
+}
+
+static double rate(uint64_t n, uint64_t from, uint64_t to)
+{
+	if (n < 2 || to <= from)
+		return 0;
+	return (double)(n - 1) * NSEC / (double)(to - from);
+}
+
+/* op-traffic's keys; what CPG has no counterpart for is 0 or false. */
+static void summary_json(const struct cpgt *t, FILE *f)
+{
+	const struct stats *s = &t->st;
+
+	fprintf(f, "{\"self\":\"%s\",\"mode\":\"corosync\",\"type\":\"cpg\""
+		",\"scatterings\":%" PRIu64
+		",\"sent\":%" PRIu64 ",\"received\":%" PRIu64
+		",\"failed\":0,\"bad\":%" PRIu64
+		",\"splits\":0,\"errq_swept\":0"
+		",\"first_send_ns\":%" PRIu64 ",\"last_send_ns\":%" PRIu64
+		",\"first_recv_ns\":%" PRIu64 ",\"last_recv_ns\":%" PRIu64
+		",\"send_rate\":%.1f,\"recv_rate\":%.1f"
+		",\"lat_p50_ns\":%" PRId64 ",\"lat_p99_ns\":%" PRId64
+		",\"eagain\":%" PRIu64 ",\"enobufs\":0"
+		",\"send_blocked\":%" PRIu64
+		",\"recv_pause_start_ns\":0,\"recv_pause_end_ns\":0"
+		",\"host_down\":false}\n",
+		t->self, s->scats, s->sent, s->recvd, s->bad,
+		s->first_send, s->last_send, s->first_recv, s->last_recv,
+		rate(s->sent, s->first_send, s->last_send),
+		rate(s->recvd, s->first_recv, s->last_recv),
+		pct(s, 50), pct(s, 99), s->eagain, s->blocked);
+}
+
+static void summary(struct cpgt *t)
+{
+	struct stats *s = &t->st;
+
+	qsort(s->lat, s->nlat, sizeof(*s->lat), cmp_i64);
+	if (t->o.summary) {
+		FILE *f = fopen(t->o.summary, "w");
+
+		if (!f)
+			die("%s: %s", t->o.summary, strerror(errno));
+		summary_json(t, f);
+		if (fclose(f))
+			die("%s: %s", t->o.summary, strerror(errno));
+	}
+	if (t->o.quiet)
+		return;
+	if (t->o.json)
+		return summary_json(t, stdout);
+	printf("op-cpg %s: sent %" PRIu64 " msgs in %" PRIu64
+	       " broadcasts (%.0f msg/s), received %" PRIu64
+	       " (%.0f msg/s), bad %" PRIu64
+	       ", latency p50 %.1f us p99 %.1f us, blocked %" PRIu64 "\n",
+	       t->self, s->sent, s->scats,
+	       rate(s->sent, s->first_send, s->last_send), s->recvd,
+	       rate(s->recvd, s->first_recv, s->last_recv), s->bad,
+	       pct(s, 50) / 1e3, pct(s, 99) / 1e3, s->blocked);
+}
+
+int main(int argc, char **argv)
+{
+	static struct cpgt t;
+	cs_error_t err;
+
+	parse_opts(&t, argc, argv);
+	t.dests = dest_list(&t.o);
+	t.buf = xcalloc(1, t.o.size);
+	open_log(&t);
+	cpg_open(&t);
+	wait_members(&t);
+	loop(&t);
+	if (t.early)
+		fprintf(stderr, "op-cpg %s: %" PRIu64 " deliveries before the "
+			"group was complete, not logged\n", t.self, t.early);
+	if (t.log && fclose(t.log))
+		die("%s: %s", t.o.log, strerror(errno));
+	err = cpg_finalize(t.h);
+	if (err != CS_OK)
+		cpg_die("cpg_finalize", err);
+	summary(&t);
+	return 0;
+}
