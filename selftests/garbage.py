@@ -74,7 +74,7 @@ def kinds(rng, big):
         "version": lambda: header(rng, version=rng.choice([0, 2, 3, 0x7f,
                                                           0xff])),
         # types and flags the wire format does not define (wire.h)
-        "type": lambda: header(rng, ptype=rng.choice([0, 7, 8, 0x80,
+        "type": lambda: header(rng, ptype=rng.choice([0, 8, 9, 0x80,
                                                       0xff])),
         "flags": lambda: header(rng, flags=rng.choice([0x40, 0x60, 0x80,
                                                        0xff])),
@@ -94,6 +94,13 @@ def kinds(rng, big):
         "beacon_payload": lambda: header(rng, ptype=2) + rng.randbytes(7),
         "nak_code": lambda: header(rng, ptype=4, flags=0) [:3]
         + b"\x09" + header(rng, ptype=4)[4:],
+        # a reliable NAK cannot say EXPIRED (best effort's deadlines)
+        "nak_expired_rdm": lambda: header(rng, ptype=4, flags=4) [:3]
+        + b"\x01" + header(rng, ptype=4)[4:],
+        # QUERY: at most 64 messages, best effort only (wire.h)
+        "query_range": lambda: header(rng, ptype=7, seq=10,
+                                      aux=rng.choice([74, 9, 0xffffffff])),
+        "query_reliable": lambda: header(rng, ptype=7, flags=4),
         "random": lambda: bytes([rng.choice([0, 2, 0x45, 0xff])])
         + rng.randbytes(rng.randrange(HDR, 1400)),
     }
