@@ -239,6 +239,9 @@ def main(args, workdir):
             sh(FABRIC, "up", "--hosts", str(args.hosts), "--tors", "1",
                *fabric_args.split())
         fab = Fabric.from_env()
+        for n in range(1, fab.hosts + 1):
+            for kv in args.sysctl:
+                sh(FABRIC, "exec", "h%d" % n, "sysctl", "-qw", kv)
         for mode in args.bcast_modes:
             log("broadcast: %s" % mode)
             try:
@@ -254,7 +257,8 @@ def main(args, workdir):
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
     config = {"hosts": args.hosts, "size": args.size,
-              "fabric_args": fabric_args, "modes": args.bcast_modes,
+              "fabric_args": fabric_args, "sysctl": args.sysctl,
+              "modes": args.bcast_modes,
               "light": args.bcast_light, "light_us": args.bcast_light_us,
               "seconds": args.bcast_seconds}
     rat = ratios(res)
