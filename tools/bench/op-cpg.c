@@ -37,8 +37,9 @@
 #include <corosync/cpg.h>
 
 #include "payload.h"
+#include "stats.h"
+#include "tool.h"
 
-#define NSEC			1000000000ull
 #define START_FILE_POLL_NS	10000000ull
 #define TRY_AGAIN_WAIT_NS	200000ull	/* CPG flow control: no edge */
 #define JOIN_RETRY_NS		100000000ull
@@ -85,8 +86,7 @@ struct opts {
 struct stats {
 	uint64_t scats, sent, recvd, bad, eagain, blocked;
 	uint64_t first_send, last_send, first_recv, last_recv;	/* realtime */
-	int64_t *lat;
-	size_t nlat, cap;
+	struct lat_samples lat;
 };
 
 struct cpgt {
@@ -111,84 +111,7 @@ struct cpgt {
 	uint64_t early;		/* deliveries before the group was complete */
 };
 
-static void die(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("op-cpg: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static void usage_error(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
-
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("op-cpg: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n(see op-cpg --help)\n", stderr);
-	exit(2);
-}
-
-static void *xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz);
-
-	if (!p)
-		die("out of memory");
-	return p;
-}
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
-static uint64_t now_rt(void)
-{
-	return clock_ns(CLOCK_REALTIME);
-}
-
-static uint64_t now_mono(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
 /* ---- options ------------------------------------------------------ */
-
-static bool parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (!*s || *s == '-')
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return !errno && !*end;
-}
-
-static uint64_t num_arg(const char *name, const char *s, uint64_t max)
-{
-	uint64_t v;
-
-	if (!parse_u64(s, &v) || v > max)
-		usage_error("bad %s '%s'", name, s);
-	return v;
-}
 
 /* A host: a host id (decimal) or an IPv4 address, as op-check reads it. */
 static bool parse_host(const char *s, struct ep *e)
@@ -211,31 +134,15 @@ static bool parse_host(const char *s, struct ep *e)
 
 static const char *ep_str(struct ep e, char *b, size_t n)
 {
-	if (e.dotted) {
-		struct in_addr a = { .s_addr = htonl(e.host) };
-		char ip[INET_ADDRSTRLEN];
-
-		inet_ntop(AF_INET, &a, ip, sizeof(ip));
-		snprintf(b, n, "%s:%u", ip, e.port);
-	} else {
-		snprintf(b, n, "%" PRIu32 ":%u", e.host, e.port);
-	}
-	return b;
+	return host_port_str(e.host, e.port, e.dotted, b, n);
 }
 
 static bool parse_ep(const char *s, struct ep *e)
 {
 	char host[64];
-	const char *colon = strrchr(s, ':');
-	uint64_t p;
 
-	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
+	if (!split_host_port(s, host, sizeof(host), &e->port))
 		return false;
-	memcpy(host, s, colon - s);
-	host[colon - s] = 0;
-	if (!parse_u64(colon + 1, &p) || p > 65535)
-		return false;
-	e->port = p;
 	return parse_host(host, e);
 }
 
@@ -460,10 +367,7 @@ static void open_log(struct cpgt *t)
 {
 	if (!t->o.log)
 		return;
-	t->log = fopen(t->o.log, "w");
-	if (!t->log)
-		die("%s: %s", t->o.log, strerror(errno));
-	setvbuf(t->log, NULL, _IOFBF, 1 << 20);
+	t->log = log_open(t->o.log);
 }
 
 /* Every peer is in the group: tell a launcher this process is up. */
@@ -476,17 +380,6 @@ static void log_p(struct cpgt *t)
 	logline(t, "P %s\n", b);
 	if (t->log && fflush(t->log))
 		die("%s: %s", t->o.log, strerror(errno));
-}
-
-static void add_latency(struct stats *st, int64_t lat)
-{
-	if (st->nlat == st->cap) {
-		st->cap = st->cap ? 2 * st->cap : 4096;
-		st->lat = realloc(st->lat, st->cap * sizeof(*st->lat));
-		if (!st->lat)
-			die("out of memory");
-	}
-	st->lat[st->nlat++] = lat;
 }
 
 /* ---- CPG callbacks ------------------------------------------------ */
@@ -587,7 +480,7 @@ static void on_deliver(cpg_handle_t h, const struct cpg_name *group,
 	logline(t, "R %" PRIu64 " %s %" PRIu64 " %d %zu %" PRId64 "\n",
 		p.send_time_ns, b, p.scat_id, t->me, len,
 		(int64_t)(now - p.send_time_ns));
-	add_latency(&t->st, (int64_t)(now - p.send_time_ns));
+	lat_add(&t->st.lat, (int64_t)(now - p.send_time_ns));
 	if (!t->st.first_recv)
 		t->st.first_recv = now;
 	t->st.last_recv = now;
@@ -769,28 +662,11 @@ static void try_send(struct cpgt *t)
 
 /* ---- main loop ---------------------------------------------------- */
 
-static bool read_start_file(struct cpgt *t)
-{
-	unsigned long long v;
-	FILE *f = fopen(t->o.start_file, "r");
-	int n;
-
-	if (!f)
-		return false;
-	n = fscanf(f, "%llu", &v);
-	fclose(f);
-	if (n != 1)
-		return false;	/* not written completely yet */
-	t->o.start_at_ns = v;
-	t->o.start_file = NULL;
-	return true;
-}
-
 static void start(struct cpgt *t)
 {
 	uint64_t mono;
 
-	if (t->o.start_file && !read_start_file(t))
+	if (!start_time_known(&t->o.start_file, &t->o.start_at_ns))
 		return;
 	if (now_rt() < t->o.start_at_ns)
 		return;
@@ -856,27 +732,6 @@ static void loop(struct cpgt *t)
 
 /* ---- summary ------------------------------------------------------ */
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-static int64_t pct(const struct stats *st, int p)
-{
-	if (!st->nlat)
-		return 0;
-	return st->lat[(st->nlat - 1) * p / 100];
-}
-
-static double rate(uint64_t n, uint64_t from, uint64_t to)
-{
-	if (n < 2 || to <= from)
-		return 0;
-	return (double)(n - 1) * NSEC / (double)(to - from);
-}
-
 /* op-traffic's keys; what CPG has no counterpart for is 0 or false. */
 static void summary_json(const struct cpgt *t, FILE *f)
 {
@@ -897,16 +752,17 @@ static void summary_json(const struct cpgt *t, FILE *f)
 		",\"host_down\":false}\n",
 		t->self, s->scats, s->sent, s->recvd, s->bad,
 		s->first_send, s->last_send, s->first_recv, s->last_recv,
-		rate(s->sent, s->first_send, s->last_send),
-		rate(s->recvd, s->first_recv, s->last_recv),
-		pct(s, 50), pct(s, 99), s->eagain, s->blocked);
+		msg_rate(s->sent, s->first_send, s->last_send),
+		msg_rate(s->recvd, s->first_recv, s->last_recv),
+		lat_pct(&s->lat, 50), lat_pct(&s->lat, 99), s->eagain,
+		s->blocked);
 }
 
 static void summary(struct cpgt *t)
 {
 	struct stats *s = &t->st;
 
-	qsort(s->lat, s->nlat, sizeof(*s->lat), cmp_i64);
+	lat_sort(&s->lat);
 	if (t->o.summary) {
 		FILE *f = fopen(t->o.summary, "w");
 
@@ -925,9 +781,10 @@ static void summary(struct cpgt *t)
 	       " (%.0f msg/s), bad %" PRIu64
 	       ", latency p50 %.1f us p99 %.1f us, blocked %" PRIu64 "\n",
 	       t->self, s->sent, s->scats,
-	       rate(s->sent, s->first_send, s->last_send), s->recvd,
-	       rate(s->recvd, s->first_recv, s->last_recv), s->bad,
-	       pct(s, 50) / 1e3, pct(s, 99) / 1e3, s->blocked);
+	       msg_rate(s->sent, s->first_send, s->last_send), s->recvd,
+	       msg_rate(s->recvd, s->first_recv, s->last_recv), s->bad,
+	       lat_pct(&s->lat, 50) / 1e3, lat_pct(&s->lat, 99) / 1e3,
+	       s->blocked);
 }
 
 int main(int argc, char **argv)
@@ -935,6 +792,7 @@ int main(int argc, char **argv)
 	static struct cpgt t;
 	cs_error_t err;
 
+	tool_name = "op-cpg";
 	parse_opts(&t, argc, argv);
 	t.dests = dest_list(&t.o);
 	t.buf = xcalloc(1, t.o.size);

@@ -40,6 +40,8 @@
 #include <linux/sockios.h>
 
 #include "payload.h"
+#include "stats.h"
+#include "tool.h"
 
 #define RX_BATCH	16
 #define RX_BUDGET	256		/* messages per poll round, then send */
@@ -47,7 +49,6 @@
 #define CMSG_BUFSZ	256
 #define ERRQ_SWEEP_NS	50000000ull	/* read the error queue at least this often */
 #define NOBUFS_WAIT_NS	1000000ull	/* ENOBUFS has no POLLOUT edge: back off */
-#define NSEC		1000000000ull
 #define START_FILE_POLL_MS 10
 #define DRAIN_POLL_NS	100000000ull	/* --drain: look at SIOCOUTQ this often */
 
@@ -118,8 +119,7 @@ struct stats {
 	uint64_t eagain, enobufs, blocked;
 	uint64_t first_send, last_send, first_recv, last_recv;	/* realtime */
 	uint64_t pause_from, pause_to;		/* realtime, 0 = not yet */
-	int64_t *lat;
-	size_t nlat, cap;
+	struct lat_samples lat;
 };
 
 /*
@@ -173,57 +173,6 @@ struct traffic {
 	uint64_t ack_at;	/* monotonic */
 };
 
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("op-traffic: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("op-traffic: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n(see op-traffic --help)\n", stderr);
-	exit(2);
-}
-
-static void *xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz);
-
-	if (!p)
-		die("out of memory");
-	return p;
-}
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
-}
-
-static uint64_t now_rt(void)
-{
-	return clock_ns(CLOCK_REALTIME);
-}
-
-static uint64_t now_mono(void)
-{
-	return clock_ns(CLOCK_MONOTONIC);
-}
-
 /* xorshift64*: destination choice only needs to be cheap and seeded. */
 static uint64_t rng_next(uint64_t *s)
 {
@@ -238,16 +187,7 @@ static uint64_t rng_next(uint64_t *s)
 static const char *ep_str(const struct traffic *t, struct ep e, char *b,
 			  size_t n)
 {
-	if (t->o.udp) {
-		struct in_addr a = { .s_addr = htonl(e.host) };
-		char ip[INET_ADDRSTRLEN];
-
-		inet_ntop(AF_INET, &a, ip, sizeof(ip));
-		snprintf(b, n, "%s:%u", ip, e.port);
-	} else {
-		snprintf(b, n, "%" PRIu32 ":%u", e.host, e.port);
-	}
-	return b;
+	return host_port_str(e.host, e.port, t->o.udp, b, n);
 }
 
 static socklen_t ep_to_sa(bool udp, struct ep e, struct sockaddr_storage *ss)
@@ -288,26 +228,6 @@ static struct ep sa_to_ep(const struct sockaddr_storage *ss)
 	return e;
 }
 
-static bool parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (!*s || *s == '-')
-		return false;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return !errno && !*end;
-}
-
-static uint64_t num_arg(const char *name, const char *s, uint64_t max)
-{
-	uint64_t v;
-
-	if (!parse_u64(s, &v) || v > max)
-		usage_error("bad %s '%s'", name, s);
-	return v;
-}
-
 /* --recv-pause-ms START:DURATION, both in ms, DURATION > 0. */
 static void parse_pause(struct opts *o, const char *s)
 {
@@ -330,17 +250,11 @@ static void parse_pause(struct opts *o, const char *s)
 static bool parse_ep(const char *s, bool udp, struct ep *e)
 {
 	char host[64];
-	const char *colon = strrchr(s, ':');
-	uint64_t h, p;
 	struct in_addr a;
+	uint64_t h;
 
-	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
+	if (!split_host_port(s, host, sizeof(host), &e->port))
 		return false;
-	memcpy(host, s, colon - s);
-	host[colon - s] = 0;
-	if (!parse_u64(colon + 1, &p) || p > 65535)
-		return false;
-	e->port = p;
 	if (udp) {
 		if (inet_pton(AF_INET, host, &a) != 1)
 			return false;
@@ -659,25 +573,11 @@ static void open_log(struct traffic *t)
 
 	if (!t->o.log)
 		return;
-	t->log = fopen(t->o.log, "w");
-	if (!t->log)
-		die("%s: %s", t->o.log, strerror(errno));
-	setvbuf(t->log, NULL, _IOFBF, 1 << 20);
+	t->log = log_open(t->o.log);
 	ep_str(t, t->self, b, sizeof(b));
 	*strchr(b, ':') = ' ';
 	logline(t, "P %s\n", b);
 	fflush(t->log);		/* tells a launcher this process is up */
-}
-
-static void add_latency(struct stats *st, int64_t lat)
-{
-	if (st->nlat == st->cap) {
-		st->cap = st->cap ? 2 * st->cap : 4096;
-		st->lat = realloc(st->lat, st->cap * sizeof(*st->lat));
-		if (!st->lat)
-			die("out of memory");
-	}
-	st->lat[st->nlat++] = lat;
 }
 
 /* ---- sending ------------------------------------------------------ */
@@ -1133,7 +1033,7 @@ static void rx_one(struct traffic *t, struct msghdr *m, size_t n,
 	logline(t, "R %" PRIu64 " %s %" PRIu64 " %" PRIu32 " %zu %" PRId64 "\n",
 		ts, ep_str(t, src, b, sizeof(b)), p.scat_id, p.idx, n,
 		(int64_t)(now - p.send_time_ns));
-	add_latency(&t->st, (int64_t)(now - p.send_time_ns));
+	lat_add(&t->st.lat, (int64_t)(now - p.send_time_ns));
 	if (!t->st.first_recv)
 		t->st.first_recv = now;
 	t->st.last_recv = now;
@@ -1347,30 +1247,9 @@ static int poll_timeout(struct traffic *t, uint64_t mono)
 	return ms;
 }
 
-/*
- * --start-file: whoever starts the processes writes the common start time
- * there once all of them are up (their logs have a P line).
- */
-static bool read_start_file(struct traffic *t)
-{
-	unsigned long long v;
-	FILE *f = fopen(t->o.start_file, "r");
-	int n;
-
-	if (!f)
-		return false;
-	n = fscanf(f, "%llu", &v);
-	fclose(f);
-	if (n != 1)
-		return false;	/* not written completely yet */
-	t->o.start_at_ns = v;
-	t->o.start_file = NULL;
-	return true;
-}
-
 static void start(struct traffic *t)
 {
-	if (t->o.start_file && !read_start_file(t))
+	if (!start_time_known(&t->o.start_file, &t->o.start_at_ns))
 		return;
 	if (now_rt() < t->o.start_at_ns)
 		return;
@@ -1452,27 +1331,6 @@ static void loop(struct traffic *t)
 
 /* ---- summary ------------------------------------------------------ */
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-static int64_t pct(const struct stats *st, int p)
-{
-	if (!st->nlat)
-		return 0;
-	return st->lat[(st->nlat - 1) * p / 100];
-}
-
-static double rate(uint64_t n, uint64_t from, uint64_t to)
-{
-	if (n < 2 || to <= from)
-		return 0;
-	return (double)(n - 1) * NSEC / (double)(to - from);
-}
-
 static const char *type_str(const struct traffic *t)
 {
 	if (t->o.udp)
@@ -1505,9 +1363,10 @@ static void summary_json(const struct traffic *t, FILE *f)
 		s->scats, s->sent, s->recvd, s->failed, s->bad, s->splits,
 		s->errq_swept, s->first_send, s->last_send,
 		s->first_recv, s->last_recv,
-		rate(s->sent, s->first_send, s->last_send),
-		rate(s->recvd, s->first_recv, s->last_recv),
-		pct(s, 50), pct(s, 99), s->eagain, s->enobufs, s->blocked,
+		msg_rate(s->sent, s->first_send, s->last_send),
+		msg_rate(s->recvd, s->first_recv, s->last_recv),
+		lat_pct(&s->lat, 50), lat_pct(&s->lat, 99), s->eagain,
+		s->enobufs, s->blocked,
 		s->pause_from, s->pause_to, t->down ? "true" : "false");
 }
 
@@ -1516,7 +1375,7 @@ static void summary(struct traffic *t)
 	struct stats *s = &t->st;
 	char b[64];
 
-	qsort(s->lat, s->nlat, sizeof(*s->lat), cmp_i64);
+	lat_sort(&s->lat);
 	if (t->o.summary) {
 		FILE *f = fopen(t->o.summary, "w");
 
@@ -1535,15 +1394,17 @@ static void summary(struct traffic *t)
 	       " (%.0f msg/s), failed %" PRIu64 ", bad %" PRIu64
 	       ", latency p50 %.1f us p99 %.1f us, blocked %" PRIu64 "\n",
 	       ep_str(t, t->self, b, sizeof(b)), s->sent, s->scats,
-	       rate(s->sent, s->first_send, s->last_send), s->recvd,
-	       rate(s->recvd, s->first_recv, s->last_recv), s->failed,
-	       s->bad, pct(s, 50) / 1e3, pct(s, 99) / 1e3, s->blocked);
+	       msg_rate(s->sent, s->first_send, s->last_send), s->recvd,
+	       msg_rate(s->recvd, s->first_recv, s->last_recv), s->failed,
+	       s->bad, lat_pct(&s->lat, 50) / 1e3, lat_pct(&s->lat, 99) / 1e3,
+	       s->blocked);
 }
 
 int main(int argc, char **argv)
 {
 	static struct traffic t;
 
+	tool_name = "op-traffic";
 	parse_opts(&t.o, argc, argv);
 	open_socket(&t);
 	t.rng = t.o.seed ^ (((uint64_t)t.self.host << 16) | t.self.port);

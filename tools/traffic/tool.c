@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helpers shared by op-traffic and tools/bench/op-cpg (see tool.h): one
+ * copy, so that the two programs keep failing, parsing and logging alike.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tool.h"
+
+const char *tool_name = "?";
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", tool_name);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", tool_name);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(see %s --help)\n", tool_name);
+	exit(2);
+}
+
+void *xcalloc(size_t n, size_t sz)
+{
+	void *p = calloc(n ? n : 1, sz);
+
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
+/* Timestamps in logs and payloads: comparable across processes. */
+uint64_t now_rt(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+/* Timers: immune to clock steps. */
+uint64_t now_mono(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* strtoull() takes a sign and wraps it: a number here has none. */
+bool parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return !errno && !*end;
+}
+
+/* The value of option @name, at most @max; else a usage error. */
+uint64_t num_arg(const char *name, const char *s, uint64_t max)
+{
+	uint64_t v;
+
+	if (!parse_u64(s, &v) || v > max)
+		usage_error("bad %s '%s'", name, s);
+	return v;
+}
+
+/*
+ * "H:P": the host part into @host (@n bytes) and the port; the last colon
+ * splits, and how H reads is the caller's.
+ */
+bool split_host_port(const char *s, char *host, size_t n, uint16_t *port)
+{
+	const char *colon = strrchr(s, ':');
+	uint64_t p;
+
+	if (!colon || colon == s || (size_t)(colon - s) >= n)
+		return false;
+	memcpy(host, s, colon - s);
+	host[colon - s] = 0;
+	if (!parse_u64(colon + 1, &p) || p > 65535)
+		return false;
+	*port = p;
+	return true;
+}
+
+/* "H:P" as the logs write it: H an IPv4 address if @dotted, else an id. */
+const char *host_port_str(uint32_t host, uint16_t port, bool dotted, char *b,
+			  size_t n)
+{
+	if (dotted) {
+		struct in_addr a = { .s_addr = htonl(host) };
+		char ip[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &a, ip, sizeof(ip));
+		snprintf(b, n, "%s:%u", ip, port);
+	} else {
+		snprintf(b, n, "%" PRIu32 ":%u", host, port);
+	}
+	return b;
+}
+
+/*
+ * --start-file: whoever starts the processes writes the common start time
+ * there once all of them are up (their logs have a P line).  True once
+ * the start time is known: no file, or it holds one, which goes to
+ * *@start_at_ns; *@path is then cleared so that it is read only once.
+ */
+bool start_time_known(const char **path, uint64_t *start_at_ns)
+{
+	unsigned long long v;
+	FILE *f;
+	int n;
+
+	if (!*path)
+		return true;
+	f = fopen(*path, "r");
+	if (!f)
+		return false;
+	n = fscanf(f, "%llu", &v);
+	fclose(f);
+	if (n != 1)
+		return false;	/* not written completely yet */
+	*start_at_ns = v;
+	*path = NULL;
+	return true;
+}
+
+/* The event log, fully buffered: a line per message must stay cheap. */
+FILE *log_open(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	return f;
+}
