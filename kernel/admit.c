@@ -9,11 +9,10 @@
  * Credits come from each destination peer:
  *  - reliable: the receiver's window (the sequence numbers it grants) and
  *    the congestion window (rdm_tx.c);
- *  - best effort: the destination's window (core/bewin.h, at most
- *    net.onepipe.be_window) of messages on the wire and not yet ACKed,
- *    NAKed or notified.  Without it a saturating sender would queue more
- *    than the fabric carries within the ACK timeout: its messages would
- *    expire on the way, and the socket would keep accepting them.
+ *  - best effort: net.onepipe.be_window messages on the wire and not yet
+ *    ACKed, NAKed or expired.  Without it a saturating sender would queue
+ *    more than the fabric carries within the ACK timeout: its messages
+ *    would expire on the way, and the socket would keep accepting them.
  *
  * Credits go to waiting scatterings in queue order per destination, so a
  * large scattering is never starved by small ones and a slow destination
@@ -24,6 +23,11 @@
  * Everything here runs under tx_lock: stamping order is wire order.
  */
 #include "onepipe.h"
+
+static u32 op_be_window(struct op_net *on)
+{
+	return clamp_t(u32, READ_ONCE(on->be_window), 1, OP_BE_WINDOW_MAX);
+}
 
 /* Can @msg, to its peer, take a credit now? */
 static bool op_admit_credit(struct op_net *on, struct op_msg_cb *cb)
@@ -47,8 +51,7 @@ static bool op_admit_credit(struct op_net *on, struct op_msg_cb *cb)
 		return false;
 	}
 	if (skb_queue_len(&p->outstanding) + p->be_reserved <
-	    op_bewin_cwnd(&p->bewin, op_tx_be_window(on)) ||
-	    skb_queue_empty(&p->outstanding)) {
+	    op_be_window(on) || skb_queue_empty(&p->outstanding)) {
 		p->be_reserved++;
 		return true;
 	}

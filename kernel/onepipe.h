@@ -20,7 +20,6 @@
 #include <uapi/linux/onepipe.h>
 
 #include "core/barrier.h"
-#include "core/bewin.h"
 #include "core/clock.h"
 #include "core/pq.h"
 #include "core/rack.h"
@@ -277,8 +276,6 @@ struct op_rdm_rx {
  *	when it may be passed; tx_lock)
  * @be_blocked_gen: op_net.admit_gen of the last pump that found no
  *	best-effort credit here (tx_lock)
- * @bewin: the best-effort window towards the peer, under be_window
- *	(core/bewin.h, tx_lock)
  * @ack_lo: first sequence number of the ACK range being built (rx_lock)
  * @ack_hi: last sequence number of that range (rx_lock)
  * @ack_node: on op_net.ack_pending while a range is being built (rx_lock)
@@ -312,7 +309,6 @@ struct op_peer {
 	struct sk_buff_head outstanding;
 	u32 be_reserved;
 	u32 be_blocked_gen;
-	struct op_bewin bewin;
 	u32 ack_lo;
 	u32 ack_hi;
 	struct list_head ack_node;
@@ -541,7 +537,7 @@ static inline struct op_sock *op_sk(const struct sock *sk)
  * @flags: OP_F_* for the wire
  * @nfrags: packets the message was cut into
  * @peer: the destination's peer state, once the message is being sent
- * @sent_us: ktime_get_ns() / 1000 of the last (re)transmission
+ * @sent_us: reliable: ktime_get_ns() / 1000 of the last (re)transmission
  * @state: reliable: enum op_rdm_state
  * @retries: reliable: retransmissions so far (of the message or recall);
  *	best effort: queries sent about it
@@ -630,15 +626,6 @@ static inline void op_count_add(struct op_net *on, int c, u64 n)
 u64 op_counter_sum(struct op_net *on, int c);
 
 /* The host's wall clock (synchronized across hosts), with the test skew. */
-/*
- * The monotonic clock in microseconds, wrapping at 2^32 (71 minutes):
- * what round trips are measured in (core/rack.h, core/bewin.h).
- */
-static inline u32 op_now_us(void)
-{
-	return (u32)div_u64(ktime_get_ns(), NSEC_PER_USEC);
-}
-
 static inline u64 op_now(struct op_net *on)
 {
 	return ktime_get_real_ns() + READ_ONCE(on->clock_offset_ns);
@@ -672,7 +659,6 @@ void op_xmit_msg(struct op_net *on, struct sk_buff *msg,
 u64 op_tx_stamp(struct op_net *on, struct op_sock *os);
 void op_tx_abort(struct op_sock *os, bool own, int err);
 int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own);
-u32 op_tx_be_window(struct op_net *on);
 void op_tx_send(struct op_net *on, struct op_sock *os,
 		struct sk_buff_head *msgs, struct sk_buff_head *wire);
 void op_ctl_push(struct op_net *on, struct sk_buff_head *ctl,

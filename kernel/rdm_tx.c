@@ -145,6 +145,11 @@ static void op_rdm_rtt_sample(struct op_rdm_tx *t, u32 m)
 	op_rtt_sample(&t->srtt_us, &t->rttvar_us, &t->min_rtt_us, m);
 }
 
+static u32 op_now_us(void)
+{
+	return (u32)div_u64(ktime_get_ns(), NSEC_PER_USEC);
+}
+
 static u32 op_ns_to_us(u64 ns)
 {
 	return (u32)div_u64(ns, NSEC_PER_USEC);

@@ -242,22 +242,6 @@ void op_tx_abort(struct op_sock *os, bool own, int err)
 	os->pending_bytes = 0;
 }
 
-/* The best-effort window's ceiling (net.onepipe.be_window). */
-u32 op_tx_be_window(struct op_net *on)
-{
-	return clamp_t(u32, READ_ONCE(on->be_window), 1, OP_BE_WINDOW_MAX);
-}
-
-/*
- * The ACK delay a best-effort window aims to stay within: a quarter of
- * the message's deadline, so that a queue that builds is caught long
- * before messages expire in it.
- */
-static u32 op_be_target_us(const struct op_msg_cb *cb)
-{
-	return (u32)div_u64(op_deadline_ns(cb->dl_code), 4 * NSEC_PER_USEC);
-}
-
 /**
  * op_tx_send() - stamp a best-effort scattering and send it
  * @on: this host; tx_lock held
@@ -278,7 +262,6 @@ void op_tx_send(struct op_net *on, struct op_sock *os,
 	unsigned int nmsgs = skb_queue_len(msgs);
 	u64 ts = op_tx_stamp(on, os);
 	u64 deadline = op_ts_add(ts, op_deadline_ns(dl));
-	u32 now_us = op_now_us();
 	struct sk_buff *msg;
 
 	while ((msg = __skb_dequeue(msgs))) {
@@ -291,7 +274,6 @@ void op_tx_send(struct op_net *on, struct op_sock *os,
 		cb->deadline = deadline;
 		cb->dl_code = dl;
 		cb->retries = 0;
-		cb->sent_us = now_us;
 		cb->seq = cb->peer->tx_seq++;
 		op_xmit_msg(on, msg, wire);
 		__skb_queue_tail(&cb->peer->outstanding, msg);
@@ -559,14 +541,11 @@ static void op_fail_list(struct sk_buff_head *list, int code)
  *
  * Outstanding messages are in sequence order, so the walk stops at the
  * first one past @hi.  Messages before @lo stay: they may still be ACKed
- * later, or time out.  Each ACK's delay feeds the peer's window
- * (core/bewin.h), but for messages asked about: the answer to a query
- * says nothing of the path.
+ * later, or time out.
  */
 void op_tx_acked(struct op_net *on, u32 host, u32 lo, u32 hi)
 {
 	struct op_peer *p = xa_load(&on->peers, host);
-	u32 now_us = op_now_us(), max = op_tx_be_window(on);
 	struct sk_buff *skb, *tmp;
 	struct sk_buff_head done;
 	unsigned int n = 0;
@@ -576,15 +555,12 @@ void op_tx_acked(struct op_net *on, u32 host, u32 lo, u32 hi)
 	__skb_queue_head_init(&done);
 	spin_lock_bh(&on->tx_lock);
 	skb_queue_walk_safe(&p->outstanding, skb, tmp) {
-		struct op_msg_cb *cb = OP_MSG_CB(skb);
+		u32 seq = OP_MSG_CB(skb)->seq;
 
-		if ((s32)(cb->seq - lo) < 0)
+		if ((s32)(seq - lo) < 0)
 			continue;
-		if ((s32)(cb->seq - hi) > 0)
+		if ((s32)(seq - hi) > 0)
 			break;
-		if (!cb->retries)
-			op_bewin_acked(&p->bewin, now_us - cb->sent_us,
-				       op_be_target_us(cb), max);
 		__skb_unlink(skb, &p->outstanding);
 		__skb_queue_tail(&done, skb);
 		n++;
@@ -633,17 +609,12 @@ void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code)
 /* Queries about one message before its fate is reported unknown. */
 #define OP_BE_QUERIES	4
 
-/*
- * How long a query's answer may take: the ACK delay's timeout (core/
- * bewin.h), at least the ACK timeout over the queries.
- */
-static u64 op_query_gap_ns(struct op_net *on, struct op_peer *p)
+/* How long a query's answer may take: the ACK timeout over the queries. */
+static u64 op_query_gap_ns(struct op_net *on)
 {
 	u64 t = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
 
-	return op_bewin_query_gap_ns(&p->bewin,
-				     max_t(u64, t / OP_BE_QUERIES,
-					   NSEC_PER_MSEC));
+	return max_t(u64, t / OP_BE_QUERIES, NSEC_PER_MSEC);
 }
 
 /*
@@ -685,7 +656,7 @@ static void op_tx_query(struct op_net *on, struct sk_buff_head *ctl,
  */
 void op_tx_expire(struct op_net *on, u64 now_mono)
 {
-	u64 now_ts = op_ts(op_now(on));
+	u64 now_ts = op_ts(op_now(on)), gap = op_query_gap_ns(on);
 	struct sk_buff_head failed, ctl;
 	unsigned int unknown = 0;
 	struct op_peer *p;
@@ -695,10 +666,10 @@ void op_tx_expire(struct op_net *on, u64 now_mono)
 	__skb_queue_head_init(&ctl);
 	spin_lock_bh(&on->tx_lock);
 	xa_for_each(&on->peers, host, p) {
-		u64 gap = op_query_gap_ns(on, p), lo_ts = 0;
 		struct sk_buff *skb, *tmp;
-		bool asking = false, late = false;
+		bool asking = false;
 		u32 lo = 0, hi = 0;
+		u64 lo_ts = 0;
 
 		skb_queue_walk_safe(&p->outstanding, skb, tmp) {
 			struct op_msg_cb *cb = OP_MSG_CB(skb);
@@ -715,7 +686,6 @@ void op_tx_expire(struct op_net *on, u64 now_mono)
 				unknown++;
 				continue;
 			}
-			late |= !cb->retries;
 			cb->retries++;
 			cb->deadline = now_mono + gap;
 			if (asking && cb->seq - lo < OP_QUERY_MAX) {
@@ -731,9 +701,6 @@ void op_tx_expire(struct op_net *on, u64 now_mono)
 		}
 		if (asking)
 			op_tx_query(on, &ctl, p, lo, hi, lo_ts);
-		/* A deadline passed without its ACK: too much in flight. */
-		if (late)
-			op_bewin_late(&p->bewin);
 	}
 	if (unknown)
 		op_admit_pump(on, NULL);

@@ -68,10 +68,9 @@
  *   sender learns the receiver's window.
  * - An admitted scattering is stamped and sent once each of its messages
  *   holds a credit towards its destination host: SOCK_RDM, the receiver's
- *   window and the congestion window; SOCK_DGRAM, the destination host's
- *   window of messages in flight, not yet ACKed nor notified (all the
- *   host's sockets share it), which follows the ACKs' delay up to
- *   net.onepipe.be_window.  Until then it waits, unstamped:
+ *   window and the congestion window; SOCK_DGRAM, net.onepipe.be_window
+ *   messages in flight per destination host, not yet ACKed nor notified
+ *   (all the host's sockets share them).  Until then it waits, unstamped:
  *   the call that closed it has returned (a blocking one returns once it
  *   is stamped), ONEPIPE_LAST_TS fails with EINPROGRESS and the socket is
  *   not writable.  So a best-effort sender faster than the fabric sees
