@@ -61,8 +61,11 @@ def host_counters(fab):
 
 
 def phases(args):
-    """(name, broadcasts per host, interval us, duration ms)."""
-    return [("light", args.bcast_light, args.bcast_light_us, 0),
+    """(name, broadcasts per host, interval us, duration ms).  The light
+    phase's duration is a backstop: its broadcasts take a fifth of it."""
+    light_ms = args.bcast_light * args.bcast_light_us // 1000
+    return [("light", args.bcast_light, args.bcast_light_us,
+             5 * light_ms + 10000),
             ("saturated", 1 << 30, 0, int(args.bcast_seconds * 1000))]
 
 
@@ -107,7 +110,10 @@ def run_phase(args, fab, mode, phase, workdir):
         procs.append((path, proc_cmd(args, mode, h, peers, phase, path,
                                      start)))
     before = host_counters(fab)
-    sums, errors = run_procs(args, procs, start)
+    # Sending, lingering (scaled like op-traffic's) and a margin.
+    sums, errors = run_procs(args, procs, start,
+                             timeout_s=phase[3] / 1000 +
+                             10 * args.linger_ms / 1000 + 120)
     after = host_counters(fab)
     if errors:
         raise RuntimeError("%s %s: %s" % (mode, phase[0],
@@ -161,10 +167,12 @@ def run_mode(args, fab, mode, workdir):
         return {ph[0]: run_phase(args, fab, mode, ph, workdir)
                 for ph in phases(args)}
     finally:
-        if mode == "corosync":
-            sh(RING, "stop", ring, check=False)
-        if routing:
-            routing.remove()
+        try:
+            if mode == "corosync":
+                sh(RING, "stop", ring, check=False)
+        finally:
+            if routing:
+                routing.remove()
 
 
 def ratios(res):

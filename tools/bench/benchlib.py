@@ -176,9 +176,11 @@ def release(running, start_file, delay_ms):
     return True
 
 
-def run_procs(args, procs, start_file):
+def run_procs(args, procs, start_file, timeout_s=None):
     """Start the processes, release them, collect their JSON summaries
-    and their failures."""
+    and their failures.  With timeout_s, a process still running that
+    long after the release is killed (and reported): a peer that wedges
+    must not hang the run."""
     running = [(path, subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                        stderr=subprocess.PIPE, text=True))
                for path, cmd in procs]
@@ -186,12 +188,27 @@ def run_procs(args, procs, start_file):
         for _, proc in running:
             if proc.poll() is None:
                 proc.kill()
-    summaries, errors = [], []
+    end = time.monotonic() + timeout_s if timeout_s else None
+    outs = []
     for path, proc in running:
-        out, err = proc.communicate()
+        try:
+            left = max(end - time.monotonic(), 0.1) if end else None
+            outs.append((path, proc) + proc.communicate(timeout=left))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            outs.append((path, proc, out, "killed after %d s; %s" %
+                         (timeout_s, err)))
+    # Every process is collected before any output is read.
+    summaries, errors = [], []
+    for path, proc, out, err in outs:
         if proc.returncode:
             errors.append("%s: exit %d: %s" % (os.path.basename(path),
                                                proc.returncode, err.strip()))
         elif out.strip():
-            summaries.append(json.loads(out))
+            try:
+                summaries.append(json.loads(out))
+            except ValueError:
+                errors.append("%s: no JSON summary: %s" %
+                              (os.path.basename(path), out.strip()[:200]))
     return summaries, errors
