@@ -2,7 +2,7 @@
 /*
  * The protocol core (this folder) is plain C shared by onepipe.ko, the
  * software switch and the userspace unit tests.  This header gives it the
- * kernel's basic types in both worlds, and nothing else.
+ * kernel's basic types in both worlds, and div_u64().
  */
 #ifndef _ONEPIPE_CORE_COMPAT_H
 #define _ONEPIPE_CORE_COMPAT_H
@@ -10,6 +10,7 @@
 #ifdef __KERNEL__
 #include <linux/types.h>
 #include <linux/stddef.h>
+#include <linux/math64.h>
 #else
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,6 +22,12 @@ typedef __u32 u32;
 typedef __u64 u64;
 typedef __s32 s32;
 typedef __s64 s64;
+
+/* The kernel's 64-by-32-bit division (linux/math64.h). */
+static inline u64 div_u64(u64 dividend, u32 divisor)
+{
+	return dividend / divisor;
+}
 #endif
 
 #endif /* _ONEPIPE_CORE_COMPAT_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The best-effort delivery record (seqrec.h): two bitmaps over a window
+ * The best-effort delivery record (seqrec.h): three bitmaps over a window
  * of sequence numbers that slides up, indexed by seq % OP_SEQREC_SPAN.
  */
 #include "seqrec.h"
@@ -31,6 +31,7 @@ static void op_seqrec_clear(struct op_seqrec *r)
 	for (i = 0; i < OP_SEQREC_WORDS; i++) {
 		r->delivered[i] = 0;
 		r->closed[i] = 0;
+		r->arrived[i] = 0;
 	}
 }
 
@@ -77,9 +78,24 @@ static void op_seqrec_slide(struct op_seqrec *r, u32 seq)
 		for (s = r->base; s != base; s++) {
 			op_bit_put(r->delivered, s, false);
 			op_bit_put(r->closed, s, false);
+			op_bit_put(r->arrived, s, false);
 		}
 	}
 	r->base = base;
+}
+
+/* Make room for @seq (see op_seqrec_set()); false if below the record. */
+static bool op_seqrec_place(struct op_seqrec *r, u32 seq)
+{
+	if (!r->valid) {
+		r->valid = true;
+		r->base = seq - OP_SEQREC_SPAN / 2;
+	}
+	if ((s32)(seq - r->base) < 0)
+		return false;
+	if (seq - r->base >= OP_SEQREC_SPAN)
+		op_seqrec_slide(r, seq);
+	return true;
 }
 
 /**
@@ -96,14 +112,8 @@ static void op_seqrec_slide(struct op_seqrec *r, u32 seq)
  */
 bool op_seqrec_set(struct op_seqrec *r, u32 seq, enum op_seq_state st)
 {
-	if (!r->valid) {
-		r->valid = true;
-		r->base = seq - OP_SEQREC_SPAN / 2;
-	}
-	if ((s32)(seq - r->base) < 0)
+	if (!op_seqrec_place(r, seq))
 		return false;
-	if (seq - r->base >= OP_SEQREC_SPAN)
-		op_seqrec_slide(r, seq);
 	op_bit_put(r->delivered, seq, st == OP_SEQ_DELIVERED);
 	op_bit_put(r->closed, seq, st == OP_SEQ_CLOSED);
 	return true;
@@ -159,4 +169,37 @@ enum op_seq_state op_seqrec_arrive(struct op_seqrec *r, u32 seq, u64 ts)
 		st = OP_SEQ_OPEN;
 	}
 	return st;
+}
+
+/**
+ * op_seqrec_mark_arrived() - a copy of open message @seq arrived and waits
+ * @r: its sender's record
+ * @seq: its sequence number
+ *
+ * Makes room for it as op_seqrec_set() does; its state is left alone.
+ *
+ * Return: false, recording nothing, if @seq is below the record.
+ */
+bool op_seqrec_mark_arrived(struct op_seqrec *r, u32 seq)
+{
+	if (!op_seqrec_place(r, seq))
+		return false;
+	op_bit_put(r->arrived, seq, true);
+	return true;
+}
+
+/**
+ * op_seqrec_arrived() - did a copy of message @seq arrive here?
+ * @r: its sender's record
+ * @seq: its sequence number
+ *
+ * Return: true if it did since the record last started, false if not or
+ * if @seq is outside the record.
+ */
+bool op_seqrec_arrived(const struct op_seqrec *r, u32 seq)
+{
+	if (!r->valid || (s32)(seq - r->base) < 0 ||
+	    seq - r->base >= OP_SEQREC_SPAN)
+		return false;
+	return op_bit(r->arrived, seq);
 }

@@ -56,6 +56,8 @@ enum op_seq_state {
  * @seen: a message of the sender arrived
  * @delivered: bit (seq % OP_SEQREC_SPAN) for seqs in [base, base + SPAN)
  * @closed: likewise
+ * @arrived: likewise: a copy of it arrived (it may still wait for the
+ *	barrier or for its other fragments); whatever became of it since
  */
 struct op_seqrec {
 	u32 base;
@@ -64,12 +66,15 @@ struct op_seqrec {
 	bool seen;
 	u64 delivered[OP_SEQREC_WORDS];
 	u64 closed[OP_SEQREC_WORDS];
+	u64 arrived[OP_SEQREC_WORDS];
 };
 
 void op_seqrec_init(struct op_seqrec *r);
 enum op_seq_state op_seqrec_get(const struct op_seqrec *r, u32 seq);
 bool op_seqrec_set(struct op_seqrec *r, u32 seq, enum op_seq_state st);
 enum op_seq_state op_seqrec_arrive(struct op_seqrec *r, u32 seq, u64 ts);
+bool op_seqrec_mark_arrived(struct op_seqrec *r, u32 seq);
+bool op_seqrec_arrived(const struct op_seqrec *r, u32 seq);
 void op_seqrec_heard(struct op_seqrec *r, u64 ts);
 
 #endif /* _ONEPIPE_CORE_SEQREC_H */

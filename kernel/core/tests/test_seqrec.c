@@ -167,9 +167,35 @@ static void test_query_first(void)
 	   "a straggler between the two: forgotten, the record kept");
 }
 
+/* Arrivals: marked whatever the state, forgotten as the record slides. */
+static void test_arrived(void)
+{
+	struct op_seqrec r;
+
+	op_seqrec_init(&r);
+	ok(!op_seqrec_arrived(&r, 100), "an empty record: nothing arrived");
+	ok(op_seqrec_mark_arrived(&r, 100), "an arrival starts the record");
+	ok(op_seqrec_arrived(&r, 100), "... and is recorded");
+	is_u64(op_seqrec_get(&r, 100), OP_SEQ_OPEN, "... still open");
+	ok(!op_seqrec_arrived(&r, 101), "another number did not arrive");
+	ok(op_seqrec_set(&r, 100, OP_SEQ_CLOSED), "closed by a query");
+	ok(op_seqrec_arrived(&r, 100), "closing keeps that it had arrived");
+	ok(op_seqrec_mark_arrived(&r, 100 + OP_SEQREC_SPAN),
+	   "an arrival a span above slides the record");
+	ok(!op_seqrec_arrived(&r, 100), "... forgetting the old arrival");
+	ok(!op_seqrec_mark_arrived(&r, 100), "below the record: not marked");
+	is_u64(op_seqrec_get(&r, 100), OP_SEQ_FORGOTTEN, "... forgotten");
+	/* A sender that started over (op_seqrec_arrive() restarts it). */
+	is_u64(op_seqrec_arrive(&r, 50, 1000), OP_SEQ_OPEN,
+	       "a forgotten number stamped above all: the sender started over");
+	ok(!op_seqrec_arrived(&r, 100 + OP_SEQREC_SPAN),
+	   "a record that starts over forgets arrivals");
+}
+
 int main(void)
 {
 	test_basics();
+	test_arrived();
 	test_restart();
 	test_query_first();
 	test_model(0, 1, 64);
