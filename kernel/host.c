@@ -40,6 +40,13 @@ unsigned int op_net_id __read_mostly;
  * with 4 KB messages at a 1 ms round trip).
  */
 #define OP_DEFAULT_BE_WINDOW	32
+/*
+ * Best effort: the measured delay may stretch a message's deadline past
+ * ack_timeout_ms up to 2 s, the reliable service's longest timeout.
+ * That is also how late a sender may learn of a failure (twice this,
+ * when the receiver does not answer: op_tx_expire()).
+ */
+#define OP_DEFAULT_BE_DEADLINE_MAX_MS	2000
 #define OP_DEFAULT_RDM_RTO_MS	20
 #define OP_DEFAULT_RDM_RETRIES	8
 /*
@@ -141,6 +148,14 @@ static struct ctl_table op_sysctl_template[] = {
 		.extra1		= SYSCTL_ONE,
 		.extra2		= &op_be_window_max,
 	},
+	{
+		.procname	= "be_deadline_max_ms",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= &op_ack_min,
+		.extra2		= &op_ack_max,
+	},
 	{ }
 };
 
@@ -162,6 +177,7 @@ int op_net_sysctl_register(struct op_net *on)
 	t[7].data = &on->controlled;
 	t[8].data = &on->failure_hold_ms;
 	t[9].data = &on->be_window;
+	t[10].data = &on->be_deadline_max_ms;
 	on->sysctl_hdr = register_net_sysctl(on->net, "net/onepipe", t);
 	if (!on->sysctl_hdr) {
 		kfree(t);
@@ -220,6 +236,7 @@ struct op_peer *op_peer_get(struct op_net *on, u32 host, gfp_t gfp)
 	 * (core/seqrec.h).
 	 */
 	p->tx_seq = get_random_u32();
+	op_deadline_init(&p->be_dl);
 	op_seqrec_init(&p->berec);
 	skb_queue_head_init(&p->outstanding);
 	INIT_LIST_HEAD(&p->ack_node);
@@ -435,6 +452,7 @@ static int __net_init op_net_init(struct net *net)
 	on->ack_timeout_ms = OP_DEFAULT_ACK_MS;
 	on->rdm_window = OP_DEFAULT_RDM_WINDOW;
 	on->be_window = OP_DEFAULT_BE_WINDOW;
+	on->be_deadline_max_ms = OP_DEFAULT_BE_DEADLINE_MAX_MS;
 	on->born_ts = op_ts(op_now(on));
 	on->rdm_rto_min_ms = OP_DEFAULT_RDM_RTO_MS;
 	on->rdm_retries = OP_DEFAULT_RDM_RETRIES;

@@ -555,6 +555,24 @@ struct op_nl_peer {
 	u32 v[__ONEPIPE_P_MAX];
 };
 
+/*
+ * The deadline a best-effort message to @p alone stamped now would get,
+ * after its stamp (op_tx_send()), in microseconds.
+ */
+static u32 op_nl_be_deadline_us(struct op_net *on, struct op_peer *p)
+{
+	u64 floor = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
+	u64 cap = (u64)READ_ONCE(on->be_deadline_max_ms) * NSEC_PER_MSEC;
+	u64 need;
+
+	lockdep_assert_held(&on->tx_lock);
+	need = op_deadline_need(&p->be_dl, op_ts(op_now(on)), floor, cap,
+				op_interval_ns(on));
+
+	return (u32)min_t(u64, div_u64(op_deadline_ns(op_deadline_pick(need)),
+				       NSEC_PER_USEC), U32_MAX);
+}
+
 static void op_nl_peer_read(struct op_net *on, struct op_peer *p,
 			    struct op_nl_peer *o)
 {
@@ -578,6 +596,9 @@ static void op_nl_peer_read(struct op_net *on, struct op_peer *p,
 	o->v[ONEPIPE_P_RTTVAR_US] = t->rttvar_us;
 	o->v[ONEPIPE_P_BACKOFF] = t->backoff;
 	o->v[ONEPIPE_P_RELAY] = t->relay;
+	o->v[ONEPIPE_P_BE_DELAY_US] = p->be_dl.srtt_us;
+	o->v[ONEPIPE_P_BE_DELAYVAR_US] = p->be_dl.rttvar_us;
+	o->v[ONEPIPE_P_BE_DEADLINE_US] = op_nl_be_deadline_us(on, p);
 	spin_unlock_bh(&on->tx_lock);
 	o->v[ONEPIPE_P_HOST] = p->host;
 }

@@ -21,6 +21,7 @@
 
 #include "core/barrier.h"
 #include "core/clock.h"
+#include "core/deadline.h"
 #include "core/pq.h"
 #include "core/rack.h"
 #include "core/push.h"
@@ -276,6 +277,8 @@ struct op_rdm_rx {
  *	when it may be passed; tx_lock)
  * @be_blocked_gen: op_net.admit_gen of the last pump that found no
  *	best-effort credit here (tx_lock)
+ * @be_dl: the delay measured towards the peer and the last deadline
+ *	given to a best-effort message to it (core/deadline.h, tx_lock)
  * @ack_lo: first sequence number of the ACK range being built (rx_lock)
  * @ack_hi: last sequence number of that range (rx_lock)
  * @ack_node: on op_net.ack_pending while a range is being built (rx_lock)
@@ -309,6 +312,7 @@ struct op_peer {
 	struct sk_buff_head outstanding;
 	u32 be_reserved;
 	u32 be_blocked_gen;
+	struct op_deadline be_dl;
 	u32 ack_lo;
 	u32 ack_hi;
 	struct list_head ack_node;
@@ -375,6 +379,7 @@ struct op_net {
 	int clock_offset_ns;
 	int rdm_window;
 	int be_window;
+	int be_deadline_max_ms;
 	int rdm_rto_min_ms;
 	int rdm_retries;
 	int controlled;
@@ -664,7 +669,7 @@ void op_tx_send(struct op_net *on, struct op_sock *os,
 void op_ctl_push(struct op_net *on, struct sk_buff_head *ctl,
 		 const struct op_hdr *h);
 void op_ctl_queue(struct op_net *on, struct sk_buff_head *ctl, u8 type,
-		  u32 dst_host, u32 seq, u32 aux, u8 code);
+		  u32 dst_host, u32 seq, u32 aux, u8 code, u64 ts);
 void op_tx_ctl_at(struct op_net *on, struct sk_buff_head *ctl, u64 at);
 
 /* Send control packets carrying the barrier as of now. */
@@ -677,7 +682,7 @@ void op_tx_tick(struct op_net *on, u64 tick);
 void op_tx_commit_moved(struct op_net *on);
 enum hrtimer_restart op_tx_push_fn(struct hrtimer *t);
 void op_tx_acked(struct op_net *on, u32 host, u32 lo, u32 hi);
-void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code);
+void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code, u64 at);
 void op_tx_expire(struct op_net *on, u64 now_mono);
 void op_tx_fail_all(struct op_net *on, int code);
 void op_tx_forget_sock(struct op_net *on, struct sock *sk);

@@ -28,6 +28,7 @@
  * @src_port: sending port
  * @dst_port: destination port
  * @flags: OP_F_* of the message
+ * @dl_code: its best-effort deadline (core/wire.h), 0 if reliable
  * @frag_cnt: fragments in the message
  * @have: fragments received
  * @map: which fragments were received
@@ -44,22 +45,30 @@ struct op_partial {
 	u16 src_port;
 	u16 dst_port;
 	u8 flags;
+	u8 dl_code;
 	u16 frag_cnt;
 	u16 have;
 	DECLARE_BITMAP(map, OP_MAX_FRAGS);
 };
 
+/*
+ * NAK best-effort message @seq of @host (enum op_nak_code @code).  @at is
+ * when it was refused on its way to delivery, or closed by a query while
+ * it waited here (this host's 1Pipe clock), or 0 for a message that never
+ * came: the sender times the delay towards this host from it
+ * (core/deadline.h, core/wire.h).
+ */
 static void op_nak(struct op_net *on, struct sk_buff_head *ctl, u32 host,
-		   u32 seq, u8 code)
+		   u32 seq, u8 code, u64 at)
 {
-	op_ctl_queue(on, ctl, OP_PKT_NAK, host, seq, 0, code);
+	op_ctl_queue(on, ctl, OP_PKT_NAK, host, seq, 0, code, at);
 }
 
 /* Send the ACK range being built for peer @p. */
 static void op_ack_flush(struct op_net *on, struct op_peer *p,
 			 struct sk_buff_head *ctl)
 {
-	op_ctl_queue(on, ctl, OP_PKT_ACK, p->host, p->ack_lo, p->ack_hi, 0);
+	op_ctl_queue(on, ctl, OP_PKT_ACK, p->host, p->ack_lo, p->ack_hi, 0, 0);
 	list_del_init(&p->ack_node);
 }
 
@@ -157,8 +166,9 @@ static void op_be_drop(struct op_net *on, struct op_peer *p, u32 seq, u8 code,
 	st = op_seqrec_get(&p->berec, seq);
 	if (st == OP_SEQ_OPEN && op_seqrec_set(&p->berec, seq, OP_SEQ_CLOSED))
 		st = OP_SEQ_CLOSED;
+	/* Refused on its way to delivery: say when (0 is "no time"). */
 	if (st == OP_SEQ_CLOSED)
-		op_nak(on, ctl, p->host, seq, code);
+		op_nak(on, ctl, p->host, seq, code, op_ts(op_now(on)) ?: 1);
 }
 
 /**
@@ -253,12 +263,19 @@ static void op_deliver_one(struct op_net *on, struct sk_buff *skb,
  * those older than the record, nor for undelivered ones stamped before
  * this host started (the one before it may have delivered them): their
  * sender reports them as unknown.
+ *
+ * A NAK of one that arrived and was still waiting (for the barrier, or
+ * for its fragments) carries this instant, as a refusal does: its delay
+ * was at least that, which its sender's deadlines must learn
+ * (core/deadline.h).  The others carry none: a lost message says
+ * nothing of the delay.
  */
 static void op_rx_query(struct op_net *on, const struct op_hdr *h,
 			struct sk_buff_head *ctl)
 {
 	struct op_peer *p = op_peer_get(on, h->src_host, GFP_ATOMIC);
 	bool before_us = op_ts_before(h->ts, on->born_ts);
+	u64 now = op_ts(op_now(on)) ?: 1;
 	u32 seq = h->seq;
 
 	if (!p)
@@ -275,7 +292,8 @@ static void op_rx_query(struct op_net *on, const struct op_hdr *h,
 				break;
 			fallthrough;
 		case OP_SEQ_CLOSED:
-			op_nak(on, ctl, p->host, seq, OP_NAK_EXPIRED);
+			op_nak(on, ctl, p->host, seq, OP_NAK_EXPIRED,
+			       op_seqrec_arrived(&p->berec, seq) ? now : 0);
 			break;
 		case OP_SEQ_FORGOTTEN:
 			break;
@@ -416,6 +434,7 @@ static struct op_partial *op_partial_new(struct op_net *on, struct op_peer *p,
 	m->src_port = h->src_port;
 	m->dst_port = h->dst_port;
 	m->flags = h->flags;
+	m->dl_code = h->flags & OP_F_RELIABLE ? 0 : h->code;
 	m->frag_cnt = h->frag_cnt;
 	list_add_tail(&m->node, &p->partial);
 	return m;
@@ -546,6 +565,8 @@ static void op_rx_data(struct op_net *on, struct sk_buff *skb,
 		kfree_skb(skb);
 		return;
 	}
+	/* A query that closes it before delivery says it was here. */
+	op_seqrec_mark_arrived(&p->berec, h->seq);
 	if (h->frag_cnt == 1)
 		op_rx_msg(on, skb, h, ctl);
 	else
@@ -635,7 +656,7 @@ static void __op_rcv(struct op_net *on, struct sk_buff *skb, bool ce,
 			op_rdm_naked(on, h.src_host, h.seq, h.code);
 			op_tx_commit_moved(on);
 		} else if (mine) {
-			op_tx_naked(on, h.src_host, h.seq, h.code);
+			op_tx_naked(on, h.src_host, h.seq, h.code, h.ts);
 		}
 		break;
 	}
@@ -711,6 +732,10 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 	u64 timeout = op_interval_ns(on) *
 		      READ_ONCE(on->link_timeout_intervals);
 	u64 reasm_ns = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
+	/* A best-effort partial waits for its deadline, within our bound. */
+	u64 be_keep_ns = max_t(u64, reasm_ns,
+			       (u64)READ_ONCE(on->be_deadline_max_ms) *
+			       NSEC_PER_MSEC);
 	struct op_peer *p, *tmp;
 	unsigned long host;
 	bool has_commit;
@@ -743,7 +768,17 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 				    on->agg.valid &&
 				    op_ts_before(m->ts, on->delivered);
 
-			if (!late && (s64)(now - m->born) < (s64)reasm_ns)
+			/*
+			 * A best-effort message may be delivered until its
+			 * deadline, which the delay its sender measured may
+			 * have put past the reassembly timeout; not longer
+			 * than this host would give its own (the deadline is
+			 * the sender's word, the memory ours).
+			 */
+			if (!late && ((s64)(now - m->born) < (s64)reasm_ns ||
+				      (m->dl_code &&
+				       (s64)(now - m->born) < (s64)be_keep_ns &&
+				       !op_be_expired(on, m->ts, m->dl_code))))
 				continue;
 			op_count(on, ONEPIPE_C_RX_REASM_DROP);
 			if (late)

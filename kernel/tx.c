@@ -250,20 +250,30 @@ void op_tx_abort(struct op_sock *os, bool own, int err)
  * @wire: their packets, in @msgs order; emptied
  *
  * All messages get one timestamp, and one deadline: receivers deliver
- * them only until ack_timeout_ms after it (rounded up to what the wire
- * carries, core/wire.h).  They wait on their destination peer's
- * outstanding queue for the end-to-end ACK, or for the answer to a
- * query once the deadline passed (op_tx_expire()).
+ * them only until then.  It is ack_timeout_ms after the stamp, or more
+ * if the delay measured towards one of the destinations asks for it
+ * (core/deadline.h), rounded up to what the wire carries (core/wire.h).
+ * They wait on their destination peer's outstanding queue for the
+ * end-to-end ACK, or for the answer to a query once the deadline passed
+ * (op_tx_expire()).
  */
 void op_tx_send(struct op_net *on, struct op_sock *os,
 		struct sk_buff_head *msgs, struct sk_buff_head *wire)
 {
-	u8 dl = op_deadline_code(READ_ONCE(on->ack_timeout_ms));
+	u64 floor = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
+	u64 cap = (u64)READ_ONCE(on->be_deadline_max_ms) * NSEC_PER_MSEC;
 	unsigned int nmsgs = skb_queue_len(msgs);
 	u64 ts = op_tx_stamp(on, os);
-	u64 deadline = op_ts_add(ts, op_deadline_ns(dl));
+	u64 gran = op_interval_ns(on);
+	u64 need = floor, deadline;
 	struct sk_buff *msg;
+	u8 dl;
 
+	skb_queue_walk(msgs, msg)
+		need = max(need, op_deadline_need(&OP_MSG_CB(msg)->peer->be_dl,
+						  ts, floor, cap, gran));
+	dl = op_deadline_pick(need);
+	deadline = op_ts_add(ts, op_deadline_ns(dl));
 	while ((msg = __skb_dequeue(msgs))) {
 		struct op_msg_cb *cb = OP_MSG_CB(msg);
 
@@ -275,6 +285,7 @@ void op_tx_send(struct op_net *on, struct op_sock *os,
 		cb->dl_code = dl;
 		cb->retries = 0;
 		cb->seq = cb->peer->tx_seq++;
+		op_deadline_given(&cb->peer->be_dl, deadline);
 		op_xmit_msg(on, msg, wire);
 		__skb_queue_tail(&cb->peer->outstanding, msg);
 	}
@@ -353,15 +364,17 @@ void op_ctl_push(struct op_net *on, struct sk_buff_head *ctl,
  * @seq: first sequence number (ACK) or the sequence number (NAK)
  * @aux: last sequence number (ACK)
  * @code: enum op_nak_code (NAK)
+ * @ts: a NAK's time, see core/wire.h; 0 for an ACK
  */
 void op_ctl_queue(struct op_net *on, struct sk_buff_head *ctl, u8 type,
-		  u32 dst_host, u32 seq, u32 aux, u8 code)
+		  u32 dst_host, u32 seq, u32 aux, u8 code, u64 ts)
 {
 	struct op_hdr h = {
 		.type = type,
 		.code = code,
 		.src_host = READ_ONCE(on->cfg.host_id),
 		.dst_host = dst_host,
+		.ts = ts,
 		.seq = seq,
 		.aux = aux,
 	};
@@ -542,6 +555,11 @@ static void op_fail_list(struct sk_buff_head *list, int code)
  * Outstanding messages are in sequence order, so the walk stops at the
  * first one past @hi.  Messages before @lo stay: they may still be ACKed
  * later, or time out.
+ *
+ * The range times the delay towards the peer (core/deadline.h) once, by
+ * its oldest message not asked about: a range is ACKed when a batch is
+ * delivered, and its oldest message waited longest, which is what a
+ * deadline must cover.
  */
 void op_tx_acked(struct op_net *on, u32 host, u32 lo, u32 hi)
 {
@@ -549,22 +567,31 @@ void op_tx_acked(struct op_net *on, u32 host, u32 lo, u32 hi)
 	struct sk_buff *skb, *tmp;
 	struct sk_buff_head done;
 	unsigned int n = 0;
+	bool timed = false;
+	u64 timed_ts = 0;
 
 	if (!p)
 		return;
 	__skb_queue_head_init(&done);
 	spin_lock_bh(&on->tx_lock);
 	skb_queue_walk_safe(&p->outstanding, skb, tmp) {
-		u32 seq = OP_MSG_CB(skb)->seq;
+		struct op_msg_cb *cb = OP_MSG_CB(skb);
 
-		if ((s32)(seq - lo) < 0)
+		if ((s32)(cb->seq - lo) < 0)
 			continue;
-		if ((s32)(seq - hi) > 0)
+		if ((s32)(cb->seq - hi) > 0)
 			break;
+		/* Karn: once asked about, the ACK may be the answer. */
+		if (!timed && !cb->retries) {
+			timed = true;
+			timed_ts = cb->ts;
+		}
 		__skb_unlink(skb, &p->outstanding);
 		__skb_queue_tail(&done, skb);
 		n++;
 	}
+	if (timed)
+		op_deadline_sample(&p->be_dl, timed_ts, op_ts(op_now(on)));
 	/* The window opened: scatterings waiting for it may go. */
 	if (n)
 		op_admit_pump(on, NULL);
@@ -580,8 +607,15 @@ void op_tx_acked(struct op_net *on, u32 host, u32 lo, u32 hi)
  * @host: the peer
  * @seq: the message
  * @code: enum op_nak_code, which equals the enum onepipe_ee_code reported
+ * @at: when the peer refused it on its way to delivery, by the peer's
+ *	1Pipe clock; 0 if the NAK answers a query
+ *
+ * A refusal's time, less the message's stamp, is the delay the message
+ * took to reach delivery, late or not: a sample for the deadlines towards
+ * the peer (core/deadline.h) whether or not the message was asked about,
+ * since the NAK says when it arrived, not when it was answered.
  */
-void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code)
+void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code, u64 at)
 {
 	struct op_peer *p = xa_load(&on->peers, host);
 	struct sk_buff *skb, *tmp, *found = NULL;
@@ -590,16 +624,18 @@ void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code)
 		return;
 	spin_lock_bh(&on->tx_lock);
 	skb_queue_walk_safe(&p->outstanding, skb, tmp) {
-		u32 s = OP_MSG_CB(skb)->seq;
+		struct op_msg_cb *cb = OP_MSG_CB(skb);
 
-		if ((s32)(s - seq) > 0)
+		if ((s32)(cb->seq - seq) > 0)
 			break;
-		if (s == seq) {
-			__skb_unlink(skb, &p->outstanding);
-			found = skb;
-			op_admit_pump(on, NULL);
-			break;
-		}
+		if (cb->seq != seq)
+			continue;
+		if (at)
+			op_deadline_sample(&p->be_dl, cb->ts, at);
+		__skb_unlink(skb, &p->outstanding);
+		found = skb;
+		op_admit_pump(on, NULL);
+		break;
 	}
 	spin_unlock_bh(&on->tx_lock);
 	if (found)
@@ -609,12 +645,14 @@ void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code)
 /* Queries about one message before its fate is reported unknown. */
 #define OP_BE_QUERIES	4
 
-/* How long a query's answer may take: the ACK timeout over the queries. */
-static u64 op_query_gap_ns(struct op_net *on)
+/*
+ * How long a query's answer may take: the message's deadline (its
+ * length after the stamp, deadline code @dl) over the queries, so that
+ * the delay measured towards the peer paces them too.
+ */
+static u64 op_query_gap_ns(u8 dl)
 {
-	u64 t = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
-
-	return max_t(u64, t / OP_BE_QUERIES, NSEC_PER_MSEC);
+	return max_t(u64, op_deadline_ns(dl) / OP_BE_QUERIES, NSEC_PER_MSEC);
 }
 
 /*
@@ -650,13 +688,16 @@ static void op_tx_query(struct op_net *on, struct sk_buff_head *ctl,
  * it.  The question goes again every op_query_gap_ns(); after
  * OP_BE_QUERIES of them the message is reported as ONEPIPE_EE_UNKNOWN.
  *
- * Deadlines grow along each outstanding queue (the stamps do), so the
- * messages being asked about are its head, and the walk stops at the
- * first one whose deadline is still ahead.  Context: the tick.
+ * Deadlines never go down along an outstanding queue (op_tx_send() and
+ * core/deadline.h see to it), so the messages being asked about are its
+ * head, and the walk stops at the first one whose deadline is still
+ * ahead.  (If ack_timeout_ms or be_deadline_max_ms shrinks, a later
+ * message may have the earlier deadline: it is asked about late, never
+ * wrongly.)  Context: the tick.
  */
 void op_tx_expire(struct op_net *on, u64 now_mono)
 {
-	u64 now_ts = op_ts(op_now(on)), gap = op_query_gap_ns(on);
+	u64 now_ts = op_ts(op_now(on));
 	struct sk_buff_head failed, ctl;
 	unsigned int unknown = 0;
 	struct op_peer *p;
@@ -687,7 +728,7 @@ void op_tx_expire(struct op_net *on, u64 now_mono)
 				continue;
 			}
 			cb->retries++;
-			cb->deadline = now_mono + gap;
+			cb->deadline = now_mono + op_query_gap_ns(cb->dl_code);
 			if (asking && cb->seq - lo < OP_QUERY_MAX) {
 				hi = cb->seq;
 				continue;

@@ -1000,6 +1000,32 @@ TEST_F_TIMEOUT(fab, unanswered_is_unknown, 120)
 				  "message's deadline", el);
 }
 
+/*
+ * net.onepipe.be_deadline_max_ms, how far the measured delay may stretch
+ * a best-effort deadline: 2000 ms in a new namespace, 1 .. 600000 ms like
+ * ack_timeout_ms, refused outside (EINVAL, which fclose() reports).  In a
+ * namespace of its own (the test's child), so nothing needs restoring.
+ */
+TEST_F(family, be_deadline_max_range)
+{
+	int v;
+
+	ASSERT_EQ(0, unshare(CLONE_NEWNET)) TH_LOG("unshare: %s",
+						   strerror(errno));
+	ASSERT_EQ(0, op_sysctl_get("be_deadline_max_ms", &v));
+	EXPECT_EQ(2000, v);
+	EXPECT_EQ(-1, op_sysctl("be_deadline_max_ms", 0, NULL));
+	EXPECT_EQ(-1, op_sysctl("be_deadline_max_ms", 600001, NULL));
+	ASSERT_EQ(0, op_sysctl_get("be_deadline_max_ms", &v));
+	EXPECT_EQ(2000, v);
+	EXPECT_EQ(0, op_sysctl("be_deadline_max_ms", 1, NULL));
+	ASSERT_EQ(0, op_sysctl_get("be_deadline_max_ms", &v));
+	EXPECT_EQ(1, v);
+	EXPECT_EQ(0, op_sysctl("be_deadline_max_ms", 600000, NULL));
+	ASSERT_EQ(0, op_sysctl_get("be_deadline_max_ms", &v));
+	EXPECT_EQ(600000, v);
+}
+
 /* ------------------------------------- best-effort window (be_window) */
 
 #define BEW_MSGS	300

@@ -31,7 +31,11 @@
  *
  * Best-effort DATA carries its deadline in code (op_deadline_code()): the
  * receiver delivers the message only until ts plus that, by its clock,
- * and otherwise drops and NAKs it (OP_NAK_EXPIRED); 0 means none.
+ * and otherwise drops and NAKs it (OP_NAK_EXPIRED); 0 means none.  A
+ * best-effort NAK carries in ts when the receiver refused the message on
+ * its way to delivery, by its clock; answering a QUERY, the instant of
+ * the answer if the message had arrived and was still waiting, else 0:
+ * the sender times the delay towards the receiver with it.
  *
  * Reliable DATA carries its copy number in code (0: first sent, n: n-th
  * resend), and the reliable ACK of received messages echoes it in

@@ -3,8 +3,10 @@
  * onepipe peer show: the reliable service's state towards and from each
  * peer host (ONEPIPE_CMD_PEER_GET dump): windows, congestion control,
  * round-trip estimate, whether its packets also go through the controller,
- * and the receiving side's progress.
+ * and the receiving side's progress; and the best-effort delay measured
+ * towards it with the deadline it gives a message now.
  */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "parse.h"
@@ -29,6 +31,9 @@ const struct op_attr_spec op_peer_attrs[ONEPIPE_P_MAX + 1] = {
 	PEER(RX_HELD),
 	PEER(RX_ADV),
 	PEER(RELAY),
+	PEER(BE_DELAY_US),
+	PEER(BE_DELAYVAR_US),
+	PEER(BE_DEADLINE_US),
 };
 
 /* ONEPIPE_P_ALPHA is DCTCP's marked fraction in units of 1/1024. */
@@ -117,6 +122,28 @@ static void print_tx(struct op_out *o, const struct nlattr **tb)
 		out_yesno(o, "relay", half_label(&tx, "relay"), true);
 }
 
+/*
+ * Best effort: the delay from stamp to ACK (left out until measured) and
+ * the deadline a message stamped now gets.
+ */
+static void print_be(struct op_out *o, const struct nlattr **tb)
+{
+	bool measured = tb[ONEPIPE_P_BE_DELAY_US] &&
+			get(tb, ONEPIPE_P_BE_DELAY_US);
+
+	if (measured) {
+		out_uint_unit(o, "be_delay_us", "be delay",
+			      get(tb, ONEPIPE_P_BE_DELAY_US), "us");
+		if (tb[ONEPIPE_P_BE_DELAYVAR_US])
+			out_uint_unit(o, "be_delayvar_us", "var",
+				      get(tb, ONEPIPE_P_BE_DELAYVAR_US), "us");
+	}
+	if (tb[ONEPIPE_P_BE_DEADLINE_US])
+		out_uint_unit(o, "be_deadline_us",
+			      measured ? "deadline" : "be deadline",
+			      get(tb, ONEPIPE_P_BE_DEADLINE_US), "us");
+}
+
 static void print_rx(struct op_out *o, const struct nlattr **tb)
 {
 	struct peer_half rx = { .name = "rx" };
@@ -134,6 +161,7 @@ void op_peer_print(struct op_out *o, const struct nlattr **tb)
 		out_uint(o, "host", "peer", get(tb, ONEPIPE_P_HOST));
 	print_tx(o, tb);
 	print_rx(o, tb);
+	print_be(o, tb);
 }
 
 void peer_usage(FILE *f)

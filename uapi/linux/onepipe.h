@@ -155,11 +155,15 @@ struct sockaddr_onepipe {
  * ee_errno alone does not tell: ONEPIPE_EE_TIMEOUT and ONEPIPE_EE_UNKNOWN
  * are both ETIMEDOUT; look at ee_code.
  *
- * Best-effort deadlines.  A best-effort message carries a deadline, its
- * timestamp plus net.onepipe.ack_timeout_ms (rounded up by at most an
- * eighth): its receiver delivers it only before that instant by its own
- * clock, and otherwise drops it (counted as rx_expired) and says so
- * (ONEPIPE_EE_TIMEOUT).  A sender with no ACK by the deadline by its own
+ * Best-effort deadlines.  A best-effort message carries a deadline: its
+ * timestamp plus net.onepipe.ack_timeout_ms at least, and more when the
+ * delay this host measured towards the receiver (from a message's stamp
+ * to its ACK, or to when a NAK says it was refused) asks for it: twice
+ * what RFC 6298 would wait for an ACK, 2 (srtt + 4 rttvar, the latter at
+ * least a beacon interval), up to net.onepipe.be_deadline_max_ms
+ * (rounded up by at most an eighth).  Its receiver delivers it only
+ * before that instant by its own clock, and otherwise drops it (counted
+ * as rx_expired) and says so (ONEPIPE_EE_TIMEOUT).  A sender with no ACK by the deadline by its own
  * clock asks the receiver, which answers from its record of what it
  * delivered, and closes the message if it had not: the answer is final
  * whatever the clocks say, so skewed clocks cost deliveries (a receiver
@@ -198,8 +202,8 @@ enum onepipe_ee_code {
 	ONEPIPE_EE_PROC_FAILED,
 	/*
 	 * Best effort: no ACK, and no answer from the receiver about it
-	 * within ack_timeout_ms after its deadline: it may or may not have
-	 * been delivered (ETIMEDOUT)
+	 * within its deadline's length again after the deadline (four
+	 * queries): it may or may not have been delivered (ETIMEDOUT)
 	 */
 	ONEPIPE_EE_UNKNOWN,
 };
@@ -458,7 +462,8 @@ enum onepipe_sock_attr {
 
 /*
  * Reliable-service state towards and from one peer host (ONEPIPE_A_PEER
- * nest); all u32.  Sequence numbers count messages, per direction.
+ * nest), and the best-effort deadline towards it; all u32.  Sequence
+ * numbers count messages, per direction.
  */
 enum onepipe_peer_attr {
 	ONEPIPE_P_UNSPEC,
@@ -477,6 +482,14 @@ enum onepipe_peer_attr {
 	ONEPIPE_P_RX_HELD,		/* held here, charged to its window */
 	ONEPIPE_P_RX_ADV,		/* window edge last advertised to it */
 	ONEPIPE_P_RELAY,		/* 1: packets to it go via the controller */
+	/*
+	 * Best effort: the smoothed delay from a message's timestamp to
+	 * its ACK (0: none measured), its mean deviation, and the deadline
+	 * a message stamped now would get (after its timestamp).
+	 */
+	ONEPIPE_P_BE_DELAY_US,
+	ONEPIPE_P_BE_DELAYVAR_US,
+	ONEPIPE_P_BE_DEADLINE_US,
 	__ONEPIPE_P_MAX,
 };
 

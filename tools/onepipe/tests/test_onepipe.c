@@ -1294,6 +1294,8 @@ static const struct peer_vals peer_example = { .v = {
 	[ONEPIPE_P_SRTT_US] = 412, [ONEPIPE_P_RTTVAR_US] = 80,
 	[ONEPIPE_P_BACKOFF] = 0, [ONEPIPE_P_RX_NXT] = 98,
 	[ONEPIPE_P_RX_HELD] = 2, [ONEPIPE_P_RX_ADV] = 354,
+	[ONEPIPE_P_BE_DELAY_US] = 2300, [ONEPIPE_P_BE_DELAYVAR_US] = 900,
+	[ONEPIPE_P_BE_DEADLINE_US] = 100000,
 } };
 
 /*
@@ -1333,6 +1335,8 @@ static void test_peer(void)
 		[ONEPIPE_P_RTTVAR_US] = 4294967295U, [ONEPIPE_P_BACKOFF] = 6,
 		[ONEPIPE_P_RX_NXT] = 4294967295U, [ONEPIPE_P_RX_HELD] = 1024,
 		[ONEPIPE_P_RX_ADV] = 1023, [ONEPIPE_P_RELAY] = 1,
+		/* Nothing measured yet: the delay is left out. */
+		[ONEPIPE_P_BE_DEADLINE_US] = 4294967295U,
 	} };
 	struct nlmsghdr *msgs[2];
 	const struct nlattr *top[ONEPIPE_A_MAX + 1];
@@ -1347,9 +1351,11 @@ static void test_peer(void)
 	is_str(s,
 	       "peer 3 tx next 120 edge 376 window 256 inflight 4 reserved 0 queued 9 cwnd 256\n"
 	       "    alpha 0.062 srtt 412us rttvar 80us backoff 0 rx nxt 98 held 2 adv 354\n"
+	       "    be delay 2300us var 900us deadline 100000us\n"
 	       "peer 4294967294 tx next 4294967290 edge 6 window 12 inflight 1024 reserved 1000\n"
 	       "    queued 4294967295 cwnd 1 alpha 1.000 srtt 1234567us rttvar 4294967295us\n"
-	       "    backoff 6 relay yes rx nxt 4294967295 held 1024 adv 1023\n",
+	       "    backoff 6 relay yes rx nxt 4294967295 held 1024 adv 1023\n"
+	       "    be deadline 4294967295us\n",
 	       "peer show: text, wrapped with 4 spaces, relay only while on");
 	ok(max_line(s) <= OUT_TEXT_WIDTH, "peer show: text fits in %d columns",
 	   OUT_TEXT_WIDTH);
@@ -1360,13 +1366,14 @@ static void test_peer(void)
 	       "\"tx_inflight\":4,\"tx_reserved\":0,\"tx_queued\":9,"
 	       "\"cwnd\":256,\"alpha\":0.0625,\"srtt_us\":412,"
 	       "\"rttvar_us\":80,\"backoff\":0,\"relay\":0,\"rx_nxt\":98,"
-	       "\"rx_held\":2,\"rx_adv\":354},"
+	       "\"rx_held\":2,\"rx_adv\":354,\"be_delay_us\":2300,"
+	       "\"be_delayvar_us\":900,\"be_deadline_us\":100000},"
 	       "{\"host\":4294967294,\"tx_next\":4294967290,\"tx_edge\":6,"
 	       "\"window\":12,\"tx_inflight\":1024,\"tx_reserved\":1000,"
 	       "\"tx_queued\":4294967295,\"cwnd\":1,\"alpha\":1,"
 	       "\"srtt_us\":1234567,\"rttvar_us\":4294967295,\"backoff\":6,"
 	       "\"relay\":1,\"rx_nxt\":4294967295,\"rx_held\":1024,"
-	       "\"rx_adv\":1023}]\n",
+	       "\"rx_adv\":1023,\"be_deadline_us\":4294967295}]\n",
 	       "peer show: JSON array, alpha as a number, relay always");
 	free(s);
 	s = render_peers(msgs, 0, true);
@@ -1374,7 +1381,7 @@ static void test_peer(void)
 	free(s);
 }
 
-/* Edge behind next, no round-trip sample yet, odd alpha. */
+/* Edge behind next, no round-trip or delay sample yet, odd alpha. */
 static void test_peer_values(void)
 {
 	static char b0[512];
@@ -1387,20 +1394,22 @@ static void test_peer_values(void)
 	pv.v[ONEPIPE_P_SRTT_US] = 0;
 	pv.v[ONEPIPE_P_RTTVAR_US] = 0;
 	pv.v[ONEPIPE_P_ALPHA] = 1;
+	pv.v[ONEPIPE_P_BE_DELAY_US] = 0;
 	msg = peer_msg(b0, &pv, 0);
 	s = render_peers(&msg, 1, false);
 	is_str(s,
 	       "peer 3 tx next 10 edge 5 window -5 inflight 4 reserved 0 queued 9 cwnd 256\n"
-	       "    alpha 0.001 backoff 0 rx nxt 98 held 2 adv 354\n",
-	       "peer show: negative window; no srtt/rttvar before a sample");
+	       "    alpha 0.001 backoff 0 rx nxt 98 held 2 adv 354 be deadline 100000us\n",
+	       "peer show: negative window; no srtt/rttvar or be delay before a sample");
 	free(s);
 	s = render_peers(&msg, 1, true);
 	is_str(s,
 	       "[{\"host\":3,\"tx_next\":10,\"tx_edge\":5,\"window\":-5,"
 	       "\"tx_inflight\":4,\"tx_reserved\":0,\"tx_queued\":9,"
 	       "\"cwnd\":256,\"alpha\":0.0009765625,\"backoff\":0,"
-	       "\"relay\":0,\"rx_nxt\":98,\"rx_held\":2,\"rx_adv\":354}]\n",
-	       "peer show: JSON, exact alpha, no srtt_us/rttvar_us");
+	       "\"relay\":0,\"rx_nxt\":98,\"rx_held\":2,\"rx_adv\":354,"
+	       "\"be_deadline_us\":100000}]\n",
+	       "peer show: JSON, exact alpha, no srtt_us/rttvar_us/be_delay_us");
 	free(s);
 }
 
@@ -1453,14 +1462,17 @@ static void test_peer_missing(void)
 		/* The receiving half only. */
 		peer_msg(b1, &peer_example,
 			 (((1U << (ONEPIPE_P_BACKOFF + 1)) - 1) &
-			  ~(1U << ONEPIPE_P_HOST)) | 1U << ONEPIPE_P_RELAY),
+			  ~(1U << ONEPIPE_P_HOST)) | 1U << ONEPIPE_P_RELAY |
+			 1U << ONEPIPE_P_BE_DELAY_US |
+			 1U << ONEPIPE_P_BE_DELAYVAR_US |
+			 1U << ONEPIPE_P_BE_DEADLINE_US),
 	};
 	char *s;
 
 	s = render_peers(msgs, 2, false);
 	is_str(s,
 	       "tx edge 376 inflight 4 reserved 0 queued 9 cwnd 256 alpha 0.062 srtt 412us\n"
-	       "    backoff 0 rx held 2 adv 354\n"
+	       "    backoff 0 rx held 2 adv 354 be delay 2300us var 900us deadline 100000us\n"
 	       "peer 3 rx nxt 98 held 2 adv 354\n",
 	       "peer show: missing attributes and the window left out, text");
 	free(s);
@@ -1469,7 +1481,8 @@ static void test_peer_missing(void)
 	       "[{\"tx_edge\":376,\"tx_inflight\":4,\"tx_reserved\":0,"
 	       "\"tx_queued\":9,\"cwnd\":256,\"alpha\":0.0625,"
 	       "\"srtt_us\":412,\"backoff\":0,\"relay\":0,\"rx_held\":2,"
-	       "\"rx_adv\":354},"
+	       "\"rx_adv\":354,\"be_delay_us\":2300,\"be_delayvar_us\":900,"
+	       "\"be_deadline_us\":100000},"
 	       "{\"host\":3,\"rx_nxt\":98,\"rx_held\":2,\"rx_adv\":354}]\n",
 	       "peer show: missing attributes left out, JSON");
 	free(s);
