@@ -264,11 +264,12 @@ static void op_deliver_one(struct op_net *on, struct sk_buff *skb,
  * this host started (the one before it may have delivered them): their
  * sender reports them as unknown.
  *
- * A NAK of one that arrived and was still waiting (for the barrier, or
- * for its fragments) carries this instant, as a refusal does: its delay
- * was at least that, which its sender's deadlines must learn
- * (core/deadline.h).  The others carry none: a lost message says
- * nothing of the delay.
+ * The NAK of one this answer closes while it waits here (for the
+ * barrier, or for its fragments) carries this instant, as a refusal
+ * does: its delay was at least that, which its sender's deadlines must
+ * learn (core/deadline.h).  The others carry none: a lost message says
+ * nothing of the delay, and a second answer about a closed one (the
+ * first was lost) would say more than it knows.
  */
 static void op_rx_query(struct op_net *on, const struct op_hdr *h,
 			struct sk_buff_head *ctl)
@@ -290,10 +291,11 @@ static void op_rx_query(struct op_net *on, const struct op_hdr *h,
 			if (before_us ||
 			    !op_seqrec_set(&p->berec, seq, OP_SEQ_CLOSED))
 				break;
-			fallthrough;
-		case OP_SEQ_CLOSED:
 			op_nak(on, ctl, p->host, seq, OP_NAK_EXPIRED,
 			       op_seqrec_arrived(&p->berec, seq) ? now : 0);
+			break;
+		case OP_SEQ_CLOSED:
+			op_nak(on, ctl, p->host, seq, OP_NAK_EXPIRED, 0);
 			break;
 		case OP_SEQ_FORGOTTEN:
 			break;
@@ -376,8 +378,15 @@ static void op_partial_uncharge(struct op_net *on, struct op_partial *m,
 		on->pq_bytes -= skb->truesize;
 }
 
-static void op_partial_free(struct op_net *on, struct op_partial *m)
+/*
+ * Give up partial message @m of @p.  A best-effort one no longer waits
+ * here: a query about it must not say it did (op_rx_query()).
+ */
+static void op_partial_free(struct op_net *on, struct op_peer *p,
+			    struct op_partial *m)
 {
+	if (!(m->flags & OP_F_RELIABLE))
+		op_seqrec_clear_arrived(&p->berec, m->seq);
 	list_del(&m->node);
 	op_partial_uncharge(on, m, m->skb);
 	kfree_skb(m->skb);
@@ -398,7 +407,7 @@ bool op_partial_drop(struct op_net *on, struct op_peer *p, u32 seq, u8 flags)
 	struct op_partial *m = op_partial_find(p, seq, flags);
 
 	if (m)
-		op_partial_free(on, m);
+		op_partial_free(on, p, m);
 	return m;
 }
 
@@ -501,7 +510,7 @@ void op_rx_frag(struct op_net *on, struct sk_buff *skb,
 	off = op_frag_offset(m, h, skb->len);
 	if (off < 0 || skb_copy_bits(skb, 0, m->skb->data + off, skb->len)) {
 		op_count(on, ONEPIPE_C_RX_BAD);
-		op_partial_free(on, m);
+		op_partial_free(on, p, m);
 		goto drop;
 	}
 	__set_bit(h->frag_idx, m->map);
@@ -783,7 +792,7 @@ void op_rx_tick(struct op_net *on, struct sk_buff_head *ctl)
 			op_count(on, ONEPIPE_C_RX_REASM_DROP);
 			if (late)
 				op_be_drop(on, p, m->seq, OP_NAK_LATE, ctl);
-			op_partial_free(on, m);
+			op_partial_free(on, p, m);
 		}
 	}
 	spin_unlock_bh(&on->rx_lock);
@@ -806,7 +815,7 @@ void op_rx_peer_reset(struct op_net *on, struct op_peer *p)
 	lockdep_assert_held(&on->rx_lock);
 	list_for_each_entry_safe(m, mt, &p->partial, node)
 		if (m->flags & OP_F_RELIABLE)
-			op_partial_free(on, m);
+			op_partial_free(on, p, m);
 	op_rdm_rx_reset(on, p);
 }
 
@@ -830,7 +839,9 @@ void op_rx_flush(struct op_net *on)
 		struct op_partial *m, *mt;
 
 		list_for_each_entry_safe(m, mt, &p->partial, node)
-			op_partial_free(on, m);
+			op_partial_free(on, p, m);
+		/* What waited in the queue is gone too. */
+		op_seqrec_clear_arrivals(&p->berec);
 		list_del_init(&p->ack_node);
 	}
 	on->pq_bytes = 0;

@@ -607,13 +607,14 @@ void op_tx_acked(struct op_net *on, u32 host, u32 lo, u32 hi)
  * @host: the peer
  * @seq: the message
  * @code: enum op_nak_code, which equals the enum onepipe_ee_code reported
- * @at: when the peer refused it on its way to delivery, by the peer's
- *	1Pipe clock; 0 if the NAK answers a query
+ * @at: when the peer refused it on its way to delivery, or closed it for
+ *	a query while it waited there, by the peer's 1Pipe clock; 0 if the
+ *	NAK says nothing of the delay (core/wire.h)
  *
- * A refusal's time, less the message's stamp, is the delay the message
- * took to reach delivery, late or not: a sample for the deadlines towards
- * the peer (core/deadline.h) whether or not the message was asked about,
- * since the NAK says when it arrived, not when it was answered.
+ * That time, less the message's stamp, is (at least) the delay the
+ * message took to reach delivery: a sample for the deadlines towards the
+ * peer (core/deadline.h) whether or not the message was asked about,
+ * since it is the peer's instant, not when the NAK was sent or came.
  */
 void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code, u64 at)
 {

@@ -25,7 +25,8 @@ void op_deadline_init(struct op_deadline *d)
  * op_deadline_sample() - a message stamped @ts was settled at @now
  * @d: the receiver's state
  * @ts: the message's timestamp
- * @now: this host's 1Pipe clock when its ACK (or its late NAK) arrived
+ * @now: this host's 1Pipe clock when its ACK arrived, or the receiver's
+ *	when it refused the message or stopped its wait (a NAK's time)
  *
  * The caller keeps to Karn's rule (deadline.h).  A clock behind the
  * stamp (skew) counts as the shortest delay.

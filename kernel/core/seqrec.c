@@ -35,7 +35,10 @@ static void op_seqrec_clear(struct op_seqrec *r)
 	}
 }
 
-/** op_seqrec_init() - an empty record: nothing delivered, nothing closed */
+/**
+ * op_seqrec_init() - an empty record: nothing delivered, closed or arrived
+ * @r: the record
+ */
 void op_seqrec_init(struct op_seqrec *r)
 {
 	r->base = 0;
@@ -104,9 +107,10 @@ static bool op_seqrec_place(struct op_seqrec *r, u32 seq)
  * @seq: its sequence number
  * @st: OP_SEQ_DELIVERED or OP_SEQ_CLOSED
  *
- * The first entry starts the record half a span below @seq: this
- * receiver delivered none of those.  An entry above the record slides it
- * up, forgetting its oldest numbers.
+ * The first entry (unless an arrival started the record) starts it half
+ * a span below @seq: this receiver delivered none of those.  An entry
+ * above the record slides it up, forgetting its oldest numbers.  Whether
+ * the message arrived (op_seqrec_mark_arrived()) is left alone.
  *
  * Return: false, recording nothing, if @seq is below the record.
  */
@@ -176,16 +180,47 @@ enum op_seq_state op_seqrec_arrive(struct op_seqrec *r, u32 seq, u64 ts)
  * @r: its sender's record
  * @seq: its sequence number
  *
- * Makes room for it as op_seqrec_set() does; its state is left alone.
+ * An arrival never slides the record: a message far ahead (a scattering
+ * larger than the record) must not make the ones before it, still
+ * waiting, forgotten before they are delivered.  An empty record starts
+ * with @seq at its top, so that it covers the messages before it.
  *
- * Return: false, recording nothing, if @seq is below the record.
+ * Return: false, recording nothing, if @seq is outside the record.
  */
 bool op_seqrec_mark_arrived(struct op_seqrec *r, u32 seq)
 {
-	if (!op_seqrec_place(r, seq))
+	if (!r->valid) {
+		r->valid = true;
+		r->base = seq - (OP_SEQREC_SPAN - 1);
+	}
+	if ((s32)(seq - r->base) < 0 || seq - r->base >= OP_SEQREC_SPAN)
 		return false;
 	op_bit_put(r->arrived, seq, true);
 	return true;
+}
+
+/**
+ * op_seqrec_clear_arrived() - message @seq no longer waits here
+ * @r: its sender's record
+ * @seq: its sequence number
+ *
+ * For a message dropped without being closed (a partial given up, a
+ * queue flushed): a query about it must not say that it waited.
+ */
+void op_seqrec_clear_arrived(struct op_seqrec *r, u32 seq)
+{
+	if (r->valid && (s32)(seq - r->base) >= 0 &&
+	    seq - r->base < OP_SEQREC_SPAN)
+		op_bit_put(r->arrived, seq, false);
+}
+
+/** op_seqrec_clear_arrivals() - nothing waits here any more */
+void op_seqrec_clear_arrivals(struct op_seqrec *r)
+{
+	u32 i;
+
+	for (i = 0; i < OP_SEQREC_WORDS; i++)
+		r->arrived[i] = 0;
 }
 
 /**

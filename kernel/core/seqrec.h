@@ -11,11 +11,17 @@
  * is then true whatever the clocks and the network did.
  *
  * The record covers OP_SEQREC_SPAN sequence numbers, sliding up with the
- * highest one seen.  Below it the receiver knows nothing: it delivers no
- * message from there (it could not answer for it) and leaves queries for
- * it unanswered, so that the sender reports the fate as unknown.  Senders
- * keep far fewer messages in flight (be_window), so that takes a message
+ * highest one delivered or closed.  Below it the receiver knows nothing:
+ * it delivers no message from there (it could not answer for it) and
+ * leaves queries for it unanswered, so that the sender reports the fate
+ * as unknown.  Senders keep far fewer messages in flight (be_window;
+ * only a single scattering may hold more), so that takes a message
  * overtaken by a whole span of later ones.
+ *
+ * It also notes which messages arrived and wait (for the barrier, or
+ * for their other fragments): a query that closes one of those is
+ * answered with the time it waited until, which its sender's deadlines
+ * learn from (core/deadline.h).
  *
  * A sender whose numbers start over (a new incarnation of its host, which
  * starts them at random) is told apart from such a straggler by its
@@ -74,6 +80,8 @@ enum op_seq_state op_seqrec_get(const struct op_seqrec *r, u32 seq);
 bool op_seqrec_set(struct op_seqrec *r, u32 seq, enum op_seq_state st);
 enum op_seq_state op_seqrec_arrive(struct op_seqrec *r, u32 seq, u64 ts);
 bool op_seqrec_mark_arrived(struct op_seqrec *r, u32 seq);
+void op_seqrec_clear_arrived(struct op_seqrec *r, u32 seq);
+void op_seqrec_clear_arrivals(struct op_seqrec *r);
 bool op_seqrec_arrived(const struct op_seqrec *r, u32 seq);
 void op_seqrec_heard(struct op_seqrec *r, u64 ts);
 

@@ -34,7 +34,7 @@
  * and otherwise drops and NAKs it (OP_NAK_EXPIRED); 0 means none.  A
  * best-effort NAK carries in ts when the receiver refused the message on
  * its way to delivery, by its clock; answering a QUERY, the instant of
- * the answer if the message had arrived and was still waiting, else 0:
+ * the answer if that closes a message which was waiting there, else 0:
  * the sender times the delay towards the receiver with it.
  *
  * Reliable DATA carries its copy number in code (0: first sent, n: n-th

@@ -158,12 +158,13 @@ struct sockaddr_onepipe {
  * Best-effort deadlines.  A best-effort message carries a deadline: its
  * timestamp plus net.onepipe.ack_timeout_ms at least, and more when the
  * delay this host measured towards the receiver (from a message's stamp
- * to its ACK, or to when a NAK says it was refused) asks for it: twice
- * what RFC 6298 would wait for an ACK, 2 (srtt + 4 rttvar, the latter at
- * least a beacon interval), up to net.onepipe.be_deadline_max_ms
- * (rounded up by at most an eighth).  Its receiver delivers it only
- * before that instant by its own clock, and otherwise drops it (counted
- * as rx_expired) and says so (ONEPIPE_EE_TIMEOUT).  A sender with no ACK by the deadline by its own
+ * to its ACK, or to when a NAK says it was refused or stopped waiting)
+ * asks for it: twice what RFC 6298 would wait for an ACK, 2 (srtt +
+ * 4 rttvar, the latter at least a beacon interval), up to
+ * net.onepipe.be_deadline_max_ms (rounded up by at most an eighth).  Its
+ * receiver delivers it only before that instant by its own clock, and
+ * otherwise drops it (counted as rx_expired) and says so
+ * (ONEPIPE_EE_TIMEOUT).  A sender with no ACK by the deadline by its own
  * clock asks the receiver, which answers from its record of what it
  * delivered, and closes the message if it had not: the answer is final
  * whatever the clocks say, so skewed clocks cost deliveries (a receiver
@@ -484,8 +485,9 @@ enum onepipe_peer_attr {
 	ONEPIPE_P_RELAY,		/* 1: packets to it go via the controller */
 	/*
 	 * Best effort: the smoothed delay from a message's timestamp to
-	 * its ACK (0: none measured), its mean deviation, and the deadline
-	 * a message stamped now would get (after its timestamp).
+	 * its delivery (its ACK, or the time a NAK gives; 0: none
+	 * measured), its mean deviation, and the deadline a message to
+	 * this peer alone stamped now would get (after its timestamp).
 	 */
 	ONEPIPE_P_BE_DELAY_US,
 	ONEPIPE_P_BE_DELAYVAR_US,

@@ -167,28 +167,53 @@ static void test_query_first(void)
 	   "a straggler between the two: forgotten, the record kept");
 }
 
-/* Arrivals: marked whatever the state, forgotten as the record slides. */
+/*
+ * Arrivals: marked whatever the state, never sliding the record, cleared
+ * when the message stops waiting, forgotten as the record slides.
+ */
 static void test_arrived(void)
 {
 	struct op_seqrec r;
+	u32 s, n;
 
 	op_seqrec_init(&r);
-	ok(!op_seqrec_arrived(&r, 100), "an empty record: nothing arrived");
-	ok(op_seqrec_mark_arrived(&r, 100), "an arrival starts the record");
-	ok(op_seqrec_arrived(&r, 100), "... and is recorded");
-	is_u64(op_seqrec_get(&r, 100), OP_SEQ_OPEN, "... still open");
-	ok(!op_seqrec_arrived(&r, 101), "another number did not arrive");
-	ok(op_seqrec_set(&r, 100, OP_SEQ_CLOSED), "closed by a query");
-	ok(op_seqrec_arrived(&r, 100), "closing keeps that it had arrived");
-	ok(op_seqrec_mark_arrived(&r, 100 + OP_SEQREC_SPAN),
-	   "an arrival a span above slides the record");
-	ok(!op_seqrec_arrived(&r, 100), "... forgetting the old arrival");
-	ok(!op_seqrec_mark_arrived(&r, 100), "below the record: not marked");
-	is_u64(op_seqrec_get(&r, 100), OP_SEQ_FORGOTTEN, "... forgotten");
+	ok(!op_seqrec_arrived(&r, 5000), "an empty record: nothing arrived");
+	ok(op_seqrec_mark_arrived(&r, 5000), "an arrival starts the record");
+	ok(op_seqrec_arrived(&r, 5000), "... and is recorded");
+	is_u64(op_seqrec_get(&r, 5000), OP_SEQ_OPEN, "... still open");
+	is_u64(op_seqrec_get(&r, 5000 - OP_SEQREC_SPAN + 1), OP_SEQ_OPEN,
+	       "... at the record's top: a span of older ones stays open");
+	ok(!op_seqrec_arrived(&r, 5001), "another number did not arrive");
+	ok(op_seqrec_set(&r, 5000, OP_SEQ_CLOSED), "closed by a query");
+	ok(op_seqrec_arrived(&r, 5000), "closing keeps that it had arrived");
+	op_seqrec_clear_arrived(&r, 5000);
+	ok(!op_seqrec_arrived(&r, 5000), "cleared: it no longer waits");
+
+	/* A scattering larger than the record, all waiting. */
+	op_seqrec_init(&r);
+	for (s = 0; s < OP_SEQREC_SPAN + 100; s++)
+		op_seqrec_mark_arrived(&r, 7000 + s);
+	is_u64(op_seqrec_get(&r, 7000), OP_SEQ_OPEN,
+	       "arrivals beyond the record do not slide it: the first waits on");
+	ok(!op_seqrec_arrived(&r, 7000 + OP_SEQREC_SPAN),
+	   "... and are not marked");
+	for (s = 0, n = 0; s < OP_SEQREC_SPAN + 100; s++)
+		n += op_seqrec_set(&r, 7000 + s, OP_SEQ_DELIVERED);
+	is_u64(n, OP_SEQREC_SPAN + 100, "every delivery in order recorded");
+	is_u64(op_seqrec_get(&r, 7000 + OP_SEQREC_SPAN + 99),
+	       OP_SEQ_DELIVERED, "deliveries slide it as before");
+	ok(!op_seqrec_arrived(&r, 7000 + 99), "the slide forgot old arrivals");
+
+	op_seqrec_mark_arrived(&r, 7000 + OP_SEQREC_SPAN + 50);
+	op_seqrec_clear_arrivals(&r);
+	ok(!op_seqrec_arrived(&r, 7000 + OP_SEQREC_SPAN + 50),
+	   "a flush clears every arrival");
+
 	/* A sender that started over (op_seqrec_arrive() restarts it). */
+	op_seqrec_mark_arrived(&r, 7000 + OP_SEQREC_SPAN + 60);
 	is_u64(op_seqrec_arrive(&r, 50, 1000), OP_SEQ_OPEN,
 	       "a forgotten number stamped above all: the sender started over");
-	ok(!op_seqrec_arrived(&r, 100 + OP_SEQREC_SPAN),
+	ok(!op_seqrec_arrived(&r, 7000 + OP_SEQREC_SPAN + 60),
 	   "a record that starts over forgets arrivals");
 }
 
