@@ -75,6 +75,11 @@ static void check_accepted(const struct op_hdr *h, size_t payload)
 		CHECK(h->code != OP_NAK_EXPIRED ||
 		      !(h->flags & OP_F_RELIABLE));
 		break;
+	case OP_PKT_RECALL:
+	case OP_PKT_PROBE:
+		CHECK(payload == 0 && h->src_host && h->dst_host);
+		CHECK(h->flags & OP_F_RELIABLE);
+		break;
 	default:
 		CHECK(!"accepted an unknown type");
 	}

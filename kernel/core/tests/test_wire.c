@@ -194,6 +194,10 @@ static void test_round_trips(void)
 			   code == OP_NAK_LATE ? "NAK LATE" :
 			   code == OP_NAK_NOPORT ? "NAK NOPORT" : "NAK NOBUFS");
 	}
+	/* A best-effort NAK's time (when the receiver refused it). */
+	h.code = OP_NAK_EXPIRED;
+	h.ts = OP_TS_MASK;
+	round_trip(&h, 0, "NAK EXPIRED with the refusal's time");
 }
 
 static void test_short(void)
