@@ -18,6 +18,16 @@ static u64 need(const struct op_deadline *d, u64 ts)
 	return op_deadline_need(d, ts, FLOOR, CAP, GRAN);
 }
 
+/* The deadline a message stamped @ts gets on the wire, given to @d. */
+static u64 given(struct op_deadline *d, u64 ts)
+{
+	u8 code = op_deadline_pick(need(d, ts));
+	u64 dl = op_ts_add(ts, (s64)op_deadline_ns(code));
+
+	op_deadline_given(d, dl);
+	return dl;
+}
+
 /* @n samples of a message stamped at @ts settled @delay later. */
 static void samples(struct op_deadline *d, u64 ts, u64 delay, int n)
 {
@@ -128,13 +138,10 @@ static void test_in_order(void)
 	 */
 	op_deadline_init(&d);
 	samples(&d, 0, 5000 * MS, 3);
-	dl = op_ts_add(ts, (s64)op_deadline_ns(op_deadline_pick(need(&d, ts))));
+	dl = given(&d, ts);
 	ok(op_ts_diff(dl, ts) > (s64)CAP, "a capped deadline is rounded up");
-	op_deadline_given(&d, dl);
 	d.srtt_us = 0;
-	ok(op_ts_diff(op_ts_add(ts + 10 * MS,
-				(s64)op_deadline_ns(op_deadline_pick(
-					need(&d, ts + 10 * MS)))), dl) >= 0,
+	ok(op_ts_diff(given(&d, ts + 10 * MS), dl) >= 0,
 	   "the next deadline is not before a rounded-up capped one");
 
 	/* The bound shrank below the last deadline: order gives way. */
