@@ -561,13 +561,7 @@ struct op_nl_peer {
  */
 static u32 op_nl_be_deadline_us(struct op_net *on, struct op_peer *p)
 {
-	u64 floor = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
-	u64 cap = (u64)READ_ONCE(on->be_deadline_max_ms) * NSEC_PER_MSEC;
-	u64 need;
-
-	lockdep_assert_held(&on->tx_lock);
-	need = op_deadline_need(&p->be_dl, op_ts(op_now(on)), floor, cap,
-				op_interval_ns(on));
+	u64 need = op_tx_deadline_need(on, p, op_ts(op_now(on)));
 
 	return (u32)min_t(u64, div_u64(op_deadline_ns(op_deadline_pick(need)),
 				       NSEC_PER_USEC), U32_MAX);

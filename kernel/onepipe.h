@@ -683,6 +683,7 @@ void op_tx_commit_moved(struct op_net *on);
 enum hrtimer_restart op_tx_push_fn(struct hrtimer *t);
 void op_tx_acked(struct op_net *on, u32 host, u32 lo, u32 hi);
 void op_tx_naked(struct op_net *on, u32 host, u32 seq, u8 code, u64 at);
+u64 op_tx_deadline_need(struct op_net *on, struct op_peer *p, u64 ts);
 void op_tx_expire(struct op_net *on, u64 now_mono);
 void op_tx_fail_all(struct op_net *on, int code);
 void op_tx_forget_sock(struct op_net *on, struct sock *sk);

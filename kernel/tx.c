@@ -243,6 +243,28 @@ void op_tx_abort(struct op_sock *os, bool own, int err)
 }
 
 /**
+ * op_tx_deadline_need() - how long after its stamp a best-effort message
+ *	to @p must stay deliverable
+ * @on: this host; tx_lock held
+ * @p: the destination
+ * @ts: the message's timestamp
+ *
+ * core/deadline.h's rule with this host's sysctls: at least
+ * ack_timeout_ms, up to be_deadline_max_ms as the delay measured towards
+ * @p asks, timers as coarse as a beacon interval.
+ *
+ * Return: nanoseconds after @ts.
+ */
+u64 op_tx_deadline_need(struct op_net *on, struct op_peer *p, u64 ts)
+{
+	u64 floor = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
+	u64 cap = (u64)READ_ONCE(on->be_deadline_max_ms) * NSEC_PER_MSEC;
+
+	lockdep_assert_held(&on->tx_lock);
+	return op_deadline_need(&p->be_dl, ts, floor, cap, op_interval_ns(on));
+}
+
+/**
  * op_tx_send() - stamp a best-effort scattering and send it
  * @on: this host; tx_lock held
  * @os: the sending socket
@@ -260,18 +282,15 @@ void op_tx_abort(struct op_sock *os, bool own, int err)
 void op_tx_send(struct op_net *on, struct op_sock *os,
 		struct sk_buff_head *msgs, struct sk_buff_head *wire)
 {
-	u64 floor = (u64)READ_ONCE(on->ack_timeout_ms) * NSEC_PER_MSEC;
-	u64 cap = (u64)READ_ONCE(on->be_deadline_max_ms) * NSEC_PER_MSEC;
 	unsigned int nmsgs = skb_queue_len(msgs);
 	u64 ts = op_tx_stamp(on, os);
-	u64 gran = op_interval_ns(on);
-	u64 need = floor, deadline;
+	u64 need = 0, deadline;
 	struct sk_buff *msg;
 	u8 dl;
 
 	skb_queue_walk(msgs, msg)
-		need = max(need, op_deadline_need(&OP_MSG_CB(msg)->peer->be_dl,
-						  ts, floor, cap, gran));
+		need = max(need, op_tx_deadline_need(on, OP_MSG_CB(msg)->peer,
+						     ts));
 	dl = op_deadline_pick(need);
 	deadline = op_ts_add(ts, op_deadline_ns(dl));
 	while ((msg = __skb_dequeue(msgs))) {
