@@ -235,3 +235,76 @@ void op_hdr_set_commit(u8 *buf, u64 commit)
 {
 	put64(buf + OP_HDR_COMMIT_OFF, commit);
 }
+
+/* Does the datagram @buf of @len bytes hold a bundle (or garbage)? */
+bool op_is_bundle(const u8 *buf, size_t len)
+{
+	return len && buf[0] == OP_BUNDLE_MAGIC;
+}
+
+/**
+ * op_bundle_check() - is @buf a well-formed bundle?
+ * @buf: the datagram, starting with the bundle preamble
+ * @len: its length
+ *
+ * Only the framing is checked: each packet is parsed by the receiver.
+ *
+ * Return: the number of packets in it, or -1 if the datagram is not a
+ * bundle as the top of wire.h defines it.
+ */
+int op_bundle_check(const u8 *buf, size_t len)
+{
+	size_t off = OP_BUNDLE_HDR_LEN;
+	unsigned int count, i;
+
+	if (len < OP_BUNDLE_HDR_LEN || buf[0] != OP_BUNDLE_MAGIC ||
+	    get16(buf + 2))
+		return -1;
+	count = buf[1];
+	if (count < 2)
+		return -1;
+	for (i = 0; i < count; i++) {
+		size_t plen;
+
+		if (len - off < OP_BUNDLE_ENTRY_LEN)
+			return -1;
+		plen = get16(buf + off);
+		off += OP_BUNDLE_ENTRY_LEN;
+		if (plen < OP_HDR_LEN || plen > len - off)
+			return -1;
+		off += plen;
+	}
+	return off == len ? (int)count : -1;
+}
+
+/**
+ * op_bundle_next() - the next packet of a bundle op_bundle_check() passed
+ * @buf: the bundle
+ * @off: offset of the next entry; OP_BUNDLE_HDR_LEN for the first, and
+ *	moved past the entry returned
+ * @plen: the packet's length is stored here
+ *
+ * Return: the packet's first byte.
+ */
+const u8 *op_bundle_next(const u8 *buf, size_t *off, u16 *plen)
+{
+	const u8 *pkt = buf + *off + OP_BUNDLE_ENTRY_LEN;
+
+	*plen = get16(buf + *off);
+	*off += OP_BUNDLE_ENTRY_LEN + *plen;
+	return pkt;
+}
+
+/* Write a bundle's preamble for @count packets (2..OP_BUNDLE_MAX_PKTS). */
+void op_bundle_put_hdr(u8 *buf, unsigned int count)
+{
+	buf[0] = OP_BUNDLE_MAGIC;
+	buf[1] = (u8)count;
+	put16(buf + 2, 0);
+}
+
+/* Write the length that comes before a packet in a bundle. */
+void op_bundle_put_len(u8 *buf, u16 len)
+{
+	put16(buf, len);
+}

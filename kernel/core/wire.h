@@ -54,6 +54,31 @@
 #define OP_HDR_BARRIER_OFF	24
 #define OP_HDR_COMMIT_OFF	32
 
+/*
+ * Bundles.  On a datagram transport (UDP) one datagram may carry several
+ * packets back to back, so that the per-datagram cost of the network
+ * stacks and of the switches' I/O is paid once for all of them.  A bundle
+ * starts with a 4-byte preamble whose first byte no header version has:
+ *
+ *  0 magic:8 (OP_BUNDLE_MAGIC) count:8 reserved:16 (0)
+ *  4 count times: len:16, then len bytes: one packet, header first
+ *
+ * count is 2..OP_BUNDLE_MAX_PKTS (one packet travels bare), every len at
+ * least OP_HDR_LEN, and the entries fill the datagram exactly.  A bundle
+ * whose framing is wrong is dropped whole: receivers check it
+ * (op_bundle_check()) before they look at any packet in it, then parse
+ * each packet as if it had come alone (so a bundle within a bundle is an
+ * unknown version).  A link's packets keep their order: the order of its
+ * datagrams, and within a bundle the order of the entries.  Hosts bundle
+ * the packets one send puts on the uplink, whatever their destinations;
+ * software switches bundle what one receive batch forwards to one port,
+ * each packet's barrier rewritten as if it had been forwarded alone.
+ */
+#define OP_BUNDLE_MAGIC		0x81
+#define OP_BUNDLE_HDR_LEN	4
+#define OP_BUNDLE_ENTRY_LEN	2	/* the len before each packet */
+#define OP_BUNDLE_MAX_PKTS	255
+
 enum op_pkt_type {
 	OP_PKT_DATA = 1,	/* (a fragment of) a message */
 	OP_PKT_BEACON = 2,	/* barrier only, hop by hop, never forwarded */
@@ -151,5 +176,10 @@ void op_hdr_set_barrier(u8 *buf, u64 barrier);
 u32 op_hdr_get_dst_host(const u8 *buf);
 u64 op_hdr_get_commit(const u8 *buf);
 void op_hdr_set_commit(u8 *buf, u64 commit);
+bool op_is_bundle(const u8 *buf, size_t len);
+int op_bundle_check(const u8 *buf, size_t len);
+const u8 *op_bundle_next(const u8 *buf, size_t *off, u16 *plen);
+void op_bundle_put_hdr(u8 *buf, unsigned int count);
+void op_bundle_put_len(u8 *buf, u16 len);
 
 #endif /* _ONEPIPE_CORE_WIRE_H */

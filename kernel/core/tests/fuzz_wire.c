@@ -9,7 +9,15 @@
  *  - frag_idx < frag_cnt <= OP_MAX_FRAGS and payload <= aux for DATA,
  *    ts/barrier/commit below 2^48, and the per-type rules;
  *  - a switch rewriting the barrier to any 48-bit value keeps the packet
- *    valid and changes no other field.
+ *    valid and changes no other field;
+ *  - no accepted packet looks like a bundle.
+ * The same bytes are a datagram that may hold a bundle, which
+ * op_bundle_check() must take apart just as safely: if it accepts, the
+ * count is 2..OP_BUNDLE_MAX_PKTS, each entry is a header or more and lies
+ * inside the input, the walk (op_bundle_next()) ends exactly at its end,
+ * and each entry goes through the packet checks above.  An accepted
+ * packet, bundled twice, makes a bundle that is accepted and walks back
+ * to the same bytes.
  * Violations abort(), which libFuzzer reports as a crash.
  */
 #include <stdint.h>
@@ -85,9 +93,19 @@ static void check_accepted(const struct op_hdr *h, size_t payload)
 	}
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+/* An exact-size heap copy, so that ASan bounds what reads it. */
+static u8 *dup_exact(const u8 *data, size_t size)
+{
+	u8 *buf = malloc(size ? size : 1);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+	if (!buf)
+		abort();
+	memcpy(buf, data, size);
+	return buf;
+}
+
+/* The packet checks; return whether op_hdr_decode() accepted it. */
+static bool fuzz_pkt(const u8 *data, size_t size)
 {
 	struct op_hdr h, h2;
 	u64 nb;
@@ -98,14 +116,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(ret >= OP_PARSE_OK && ret <= OP_PARSE_FIELD);
 	CHECK((size < OP_HDR_LEN) == (ret == OP_PARSE_SHORT));
 	if (ret != OP_PARSE_OK)
-		return 0;
+		return false;
 	check_accepted(&h, size - OP_HDR_LEN);
+	CHECK(!op_is_bundle(data, size));
 
-	/* exact-size copy so ASan bounds the second decode too */
-	buf = malloc(size);
-	if (!buf)
-		abort();
-	memcpy(buf, data, size);
+	buf = dup_exact(data, size);
 	memset(buf, 0, OP_HDR_LEN);
 	op_hdr_encode(&h, buf);
 	CHECK(!memcmp(buf, data, OP_HDR_LEN));
@@ -121,5 +136,69 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(hdr_eq(&h, &h2));
 	CHECK(!memcmp(buf + OP_HDR_LEN, data + OP_HDR_LEN, size - OP_HDR_LEN));
 	free(buf);
+	return true;
+}
+
+static void fuzz_bundle(const u8 *data, size_t size)
+{
+	int n = op_bundle_check(data, size), i;
+	size_t off = OP_BUNDLE_HDR_LEN;
+
+	if (n < 0)
+		return;
+	CHECK(op_is_bundle(data, size));
+	CHECK(n >= 2 && n <= OP_BUNDLE_MAX_PKTS);
+	for (i = 0; i < n; i++) {
+		size_t at = off;
+		const u8 *p;
+		u16 plen;
+		u8 *pkt;
+
+		CHECK(at + OP_BUNDLE_ENTRY_LEN <= size);
+		p = op_bundle_next(data, &off, &plen);
+		CHECK(p == data + at + OP_BUNDLE_ENTRY_LEN);
+		CHECK(plen >= OP_HDR_LEN);
+		CHECK(off == at + OP_BUNDLE_ENTRY_LEN + plen && off <= size);
+		pkt = dup_exact(p, plen);
+		fuzz_pkt(pkt, plen);
+		free(pkt);
+	}
+	CHECK(off == size);
+}
+
+/* An accepted packet of @size bytes, twice in a bundle. */
+static void fuzz_wrap(const u8 *data, size_t size)
+{
+	size_t len = OP_BUNDLE_HDR_LEN + 2 * (OP_BUNDLE_ENTRY_LEN + size);
+	size_t off = OP_BUNDLE_HDR_LEN;
+	u8 *b = malloc(len);
+	const u8 *p;
+	u16 plen;
+	int i;
+
+	if (!b)
+		abort();
+	op_bundle_put_hdr(b, 2);
+	for (i = 0; i < 2; i++) {
+		op_bundle_put_len(b + off, (u16)size);
+		memcpy(b + off + OP_BUNDLE_ENTRY_LEN, data, size);
+		off += OP_BUNDLE_ENTRY_LEN + size;
+	}
+	CHECK(op_bundle_check(b, len) == 2);
+	for (off = OP_BUNDLE_HDR_LEN, i = 0; i < 2; i++) {
+		p = op_bundle_next(b, &off, &plen);
+		CHECK(plen == size && !memcmp(p, data, size));
+	}
+	CHECK(off == len);
+	free(b);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (fuzz_pkt(data, size) && size <= 0xffff)
+		fuzz_wrap(data, size);
+	fuzz_bundle(data, size);
 	return 0;
 }

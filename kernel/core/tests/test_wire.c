@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * wire.c: byte layout, encode/decode round trips, every rejection path of
- * op_hdr_decode(), and the barrier accessors switches use.
+ * op_hdr_decode(), the barrier accessors switches use, and bundles: their
+ * layout, every rejection path of op_bundle_check(), the walk.
  *
  * Packets are built in buffers of exactly the decoded length on the heap,
  * so AddressSanitizer catches any read past @len.
@@ -578,6 +579,178 @@ static void test_deadline(void)
 	   "the largest deadline is within half the timestamps' range");
 }
 
+/*
+ * Write a bundle of @n DATA packets, of @plen[i] bytes each (at least
+ * OP_HDR_LEN), into @buf: packet i has seq i and payload bytes 'a' + i.
+ * Return: the bundle's length.
+ */
+static size_t put_bundle(u8 *buf, const u16 *plen, unsigned int n)
+{
+	struct op_hdr h = data_hdr();
+	size_t off = OP_BUNDLE_HDR_LEN;
+	unsigned int i;
+
+	op_bundle_put_hdr(buf, n);
+	for (i = 0; i < n; i++) {
+		op_bundle_put_len(buf + off, plen[i]);
+		off += OP_BUNDLE_ENTRY_LEN;
+		h.seq = i;
+		h.aux = plen[i] - OP_HDR_LEN;
+		op_hdr_encode(&h, buf + off);
+		memset(buf + off + OP_HDR_LEN, 'a' + i, h.aux);
+		off += plen[i];
+	}
+	return off;
+}
+
+/* op_bundle_check() of a heap copy of exactly @len bytes of @b (ASan). */
+static int check_exact(const u8 *b, size_t len)
+{
+	u8 *buf = malloc(len ? len : 1);
+	int ret;
+
+	if (!buf)
+		abort();
+	memcpy(buf, b, len);
+	ret = op_bundle_check(buf, len);
+	free(buf);
+	return ret;
+}
+
+static void test_bundle_format(void)
+{
+	static const u16 two[] = { 52, 60 };
+	static const u8 want[] = { 0x81, 0x03, 0x00, 0x00, 0x12, 0x34 };
+	struct op_hdr h = ctl_hdr(OP_PKT_BEACON), out;
+	u8 buf[OP_BUNDLE_HDR_LEN + OP_BUNDLE_ENTRY_LEN], *pkt;
+	u8 b[256];
+	size_t len;
+
+	op_bundle_put_hdr(buf, 3);
+	op_bundle_put_len(buf + OP_BUNDLE_HDR_LEN, 0x1234);
+	ok(!memcmp(buf, want, sizeof(want)),
+	   "preamble 0x81, count, 0, 0; entry length big-endian");
+	is_u64(OP_BUNDLE_MAGIC, 0x81, "bundle magic is 0x81");
+
+	pkt = malloc(1);
+	if (!pkt)
+		abort();
+	pkt[0] = OP_BUNDLE_MAGIC;
+	ok(!op_is_bundle(pkt, 0), "an empty datagram is no bundle");
+	free(pkt);
+	pkt = build(&h, 0);
+	ok(!op_is_bundle(pkt, OP_HDR_LEN), "a packet is no bundle");
+	free(pkt);
+	len = put_bundle(b, two, 2);
+	ok(op_is_bundle(b, len), "a bundle is a bundle");
+	/* So a bundle within a bundle is refused by the packet parser. */
+	is_s64(op_hdr_decode(&out, b, len), OP_PARSE_VERSION,
+	       "a bundle parsed as a packet is an unknown version");
+}
+
+static void test_bundle_check(void)
+{
+	static const u16 two[] = { 52, 60 }, three[] = { 52, 100, 53 };
+	static u16 most[OP_BUNDLE_MAX_PKTS];
+	static u8 b[OP_BUNDLE_HDR_LEN +
+		    OP_BUNDLE_MAX_PKTS * (OP_BUNDLE_ENTRY_LEN + 100)];
+	size_t len, off;
+	unsigned int i;
+
+	len = put_bundle(b, two, 2);
+	is_s64(check_exact(b, len), 2, "a good bundle of 2 packets");
+	len = put_bundle(b, three, 3);
+	is_s64(check_exact(b, len), 3, "a good bundle of 3 packets");
+	for (i = 0; i < OP_BUNDLE_MAX_PKTS; i++)
+		most[i] = OP_HDR_LEN;
+	len = put_bundle(b, most, OP_BUNDLE_MAX_PKTS);
+	is_s64(check_exact(b, len), OP_BUNDLE_MAX_PKTS,
+	       "a good bundle of 255 packets");
+
+	for (i = 0; i < OP_BUNDLE_HDR_LEN; i++)
+		is_s64(check_exact(b, i), -1,
+		       "shorter than the preamble (%u bytes)", i);
+	len = put_bundle(b, two, 2);
+	b[1] = 0;
+	is_s64(check_exact(b, OP_BUNDLE_HDR_LEN), -1, "count 0, no entries");
+	is_s64(check_exact(b, len), -1, "count 0, two entries");
+	b[1] = 1;
+	is_s64(check_exact(b, OP_BUNDLE_HDR_LEN + OP_BUNDLE_ENTRY_LEN + two[0]),
+	       -1, "count 1: one packet travels bare");
+
+	len = put_bundle(b, two, 2);
+	b[0] = OP_WIRE_VERSION;
+	is_s64(check_exact(b, len), -1, "wrong magic");
+	put_bundle(b, two, 2);
+	b[2] = 1;
+	is_s64(check_exact(b, len), -1, "reserved byte 2 set");
+	put_bundle(b, two, 2);
+	b[3] = 0x80;
+	is_s64(check_exact(b, len), -1, "reserved byte 3 set");
+
+	put_bundle(b, two, 2);
+	off = OP_BUNDLE_HDR_LEN + OP_BUNDLE_ENTRY_LEN + two[0];
+	is_s64(check_exact(b, off + 1), -1,
+	       "truncated in the second entry's length");
+	is_s64(check_exact(b, off), -1,
+	       "truncated before the second entry (count 2, one entry)");
+	is_s64(check_exact(b, off - 1), -1,
+	       "the first entry overruns the datagram by a byte");
+	is_s64(check_exact(b, len - 1), -1,
+	       "the last entry overruns the datagram by a byte");
+	is_s64(check_exact(b, len + 1), -1, "a trailing byte");
+	op_bundle_put_len(b + off, OP_HDR_LEN - 1);
+	is_s64(check_exact(b, off + OP_BUNDLE_ENTRY_LEN + OP_HDR_LEN - 1), -1,
+	       "an entry of 51 bytes, shorter than a header");
+	op_bundle_put_len(b + off, 0);
+	is_s64(check_exact(b, off + OP_BUNDLE_ENTRY_LEN), -1,
+	       "an entry of 0 bytes");
+	op_bundle_put_len(b + off, 0xffff);
+	is_s64(check_exact(b, len), -1, "an entry of 65535 bytes overruns");
+
+	len = put_bundle(b, three, 3);
+	b[1] = 4;
+	is_s64(check_exact(b, len), -1, "count 4 with 3 entries");
+	b[1] = 2;
+	is_s64(check_exact(b, len), -1,
+	       "count 2 with 3 entries (trailing bytes)");
+}
+
+static void test_bundle_walk(void)
+{
+	static const u16 three[] = { 52, 100, 53 };
+	u8 b[OP_BUNDLE_HDR_LEN + 3 * OP_BUNDLE_ENTRY_LEN + 205], *buf;
+	size_t len = put_bundle(b, three, 3), off = OP_BUNDLE_HDR_LEN;
+	size_t at = OP_BUNDLE_HDR_LEN;
+	unsigned int i, bad = 0;
+	struct op_hdr out;
+
+	buf = malloc(len);
+	if (!buf)
+		abort();
+	memcpy(buf, b, len);
+	for (i = 0; i < 3; i++) {
+		const u8 *p;
+		u16 plen;
+
+		p = op_bundle_next(buf, &off, &plen);
+		at += OP_BUNDLE_ENTRY_LEN;
+		if (p != buf + at || plen != three[i] ||
+		    op_hdr_decode(&out, p, plen) != OP_PARSE_OK ||
+		    out.seq != i || (plen > OP_HDR_LEN &&
+				     (p[OP_HDR_LEN] != 'a' + i ||
+				      p[plen - 1] != 'a' + i)))
+			bad++;
+		at += plen;
+		if (off != at)
+			bad++;
+	}
+	ok(!bad, "op_bundle_next: each packet where it lies, its length, in order (%u bad)",
+	   bad);
+	ok(off == len, "the walk ends at the end of the bundle");
+	free(buf);
+}
+
 int main(void)
 {
 	test_layout();
@@ -591,5 +764,8 @@ int main(void)
 	test_ctl_fields();
 	test_barrier_access();
 	test_deadline();
+	test_bundle_format();
+	test_bundle_check();
+	test_bundle_walk();
 	return tap_done();
 }
