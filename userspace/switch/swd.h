@@ -18,7 +18,23 @@
 #define SWD_BATCH	64		/* datagrams or frames per recvmmsg() */
 #define SWD_BUF		65536		/* largest datagram or frame taken */
 #define SWD_RX_ROUNDS	8		/* batches before timers get a turn */
-#define SWD_TXMAX	(SWD_BATCH + SW_MAX_PORTS)
+/*
+ * The transmit queue: what one receive batch forwards, then beacons.  A
+ * bare datagram forwards one packet, but a bundle (UDP) up to
+ * OP_BUNDLE_MAX_PKTS.  Room for four packets a datagram on average and a
+ * beacon per port; a batch that forwards more is sent in several rounds
+ * (swd_tx_queue()), each a sendmmsg() more and ending the bundles being
+ * filled.
+ */
+#define SWD_TXMAX	(4 * SWD_BATCH + SW_MAX_PORTS)
+/*
+ * --bundle-bytes: a bundle must fit the path MTU (1500-byte Ethernet less
+ * the IPv4 and UDP headers, with a margin for tunnels); the most is the
+ * largest UDP payload over IPv4.
+ */
+#define SWD_BUNDLE_DEFAULT	1400
+#define SWD_BUNDLE_MIN		64
+#define SWD_BUNDLE_MAX		65507
 #define SWD_SOCKBUF	(4 << 20)
 
 /* epoll tags; a backend's own start at SWD_EV_BACKEND */
@@ -49,7 +65,7 @@ struct swd_tx {
  *	SWD_EV_BACKEND on
  * @rx: one of its tags is readable (tag - SWD_EV_BACKEND)
  * @beacon: build beacon @b and swd_tx_queue() it
- * @flush: send the queue (swd.tx) and swd_tx_done() each packet
+ * @flush: send the queue (swd.tx), swd_tx_send() accounts each packet
  * @put_head: stats: top-level fields after "pid", each followed by ','
  * @put_peer: stats: a port's "peer" string, unquoted
  * @put_port_tail: stats: extra port fields, each preceded by ','
@@ -114,6 +130,7 @@ struct swd {
 	const char *stats;
 	u64 interval;			/* beacon interval, ns */
 	u64 timeout_intervals;
+	size_t bundle_bytes;		/* UDP: largest bundle sent, 0: none */
 	int cpu;			/* pinned to it, or -1 */
 	int tick_fd;
 	int push_fd;			/* CLOCK_MONOTONIC: next push due */
@@ -145,7 +162,7 @@ void swd_rx_error(const char *what);
 void swd_tx_queue(unsigned int port, void *buf, size_t len, bool beacon,
 		  bool ce);
 void swd_tx_send(int fd, struct mmsghdr *m, const unsigned int *idx,
-		 unsigned int n);
+		 const unsigned int *cnt, unsigned int n);
 void swd_flush(void);
 
 int swd_ctl_set(const char *path, const char *node);

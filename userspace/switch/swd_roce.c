@@ -289,7 +289,7 @@ static void roce_flush(void)
 			m[n].msg_hdr.msg_iovlen = 1;
 			idx[n++] = i;
 		}
-		swd_tx_send(rports[p].fd, m, idx, n);
+		swd_tx_send(rports[p].fd, m, idx, NULL, n);
 	}
 }
 

@@ -3,9 +3,14 @@
  * onepipe-switch's UDP backend: the UDP transport.
  *
  * One UDP socket.  Every configured port is a peer address; a datagram's
- * input port is the peer it came from.  Every datagram is one 1Pipe
- * packet, and the switch rewrites the barrier and commit barrier of what
- * it forwards (switch_logic.c).
+ * input port is the peer it came from.  A datagram is one 1Pipe packet or
+ * a bundle of them (kernel/core/wire.h), and the switch rewrites the
+ * barrier and commit barrier of each packet it forwards (switch_logic.c).
+ *
+ * Bundles: a bundle is checked whole, then each of its packets is switched
+ * as if it had come alone.  What one receive batch forwards to one port
+ * leaves in as few datagrams as --bundle-bytes allows (swd.bundle_bytes),
+ * so the per-datagram cost of the network stacks is paid once per bundle.
  *
  * ECN: the hosts send ECT(0) so that a congested hop marks rather than
  * drops, and their receivers echo the marks to the senders' congestion
@@ -40,6 +45,9 @@ static struct {
 	int sock;
 	union udp_tosctl ce_ctl;	/* IP_TOS = CE, built once */
 	u8 beacon_buf[SW_MAX_PORTS][OP_HDR_LEN];
+	u64 rx_bundles;			/* well-formed bundles received */
+	u64 rx_bad_bundles;		/* malformed ones (in rx_bad too) */
+	u64 tx_bundles;			/* bundles handed to the kernel */
 } udp;
 
 /* "A.B.C.D[:PORT]"; @port0_ok allows port 0 (bind to any free port). */
@@ -139,35 +147,121 @@ static void udp_beacon(const struct sw_beacon *b)
 }
 
 /*
- * Send the queue in order.  Everything leaves ECT(0), the socket's TOS;
- * a packet that arrived CE is sent with a cmsg that overrides that with
- * CE, so the mark reaches the receiver.
+ * A datagram udp_flush() puts together: packets of one port and one CE
+ * flag, chained through udp_next[] from @first to @last.  As a bundle it
+ * would take @bytes.
+ */
+struct udp_dgram {
+	unsigned int port;
+	unsigned int n;
+	unsigned int first;
+	unsigned int last;
+	size_t bytes;
+	bool ce;
+};
+
+static struct udp_dgram udp_dg[SWD_TXMAX];
+static unsigned int udp_next[SWD_TXMAX];
+
+/*
+ * Sort the queue into datagrams, numbered in the order they are started,
+ * which is the order they are sent: each port's packets keep their order.
+ * A packet joins its port's open datagram if the CE mark, the count and
+ * the size allow, else it starts a new one, which becomes the port's open
+ * one unless it leaves no room for even a bare header.  Return: the
+ * number of datagrams.
+ */
+static unsigned int udp_group(void)
+{
+	int open[SW_MAX_PORTS];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < swd.sw.nports; i++)
+		open[i] = -1;
+	for (i = 0; i < swd.ntx; i++) {
+		const struct swd_tx *t = &swd.tx[i];
+		size_t need = OP_BUNDLE_ENTRY_LEN + t->len;
+		struct udp_dgram *d;
+
+		if (open[t->port] >= 0) {
+			d = &udp_dg[open[t->port]];
+			if (d->ce == t->ce && d->n < OP_BUNDLE_MAX_PKTS &&
+			    d->bytes + need <= swd.bundle_bytes) {
+				udp_next[d->last] = i;
+				d->last = i;
+				d->n++;
+				d->bytes += need;
+				continue;
+			}
+		}
+		d = &udp_dg[n];
+		*d = (struct udp_dgram){
+			.port = t->port, .n = 1, .first = i, .last = i,
+			.bytes = OP_BUNDLE_HDR_LEN + need, .ce = t->ce,
+		};
+		open[t->port] = d->bytes + OP_BUNDLE_ENTRY_LEN + OP_HDR_LEN <=
+				swd.bundle_bytes ? (int)n : -1;
+		n++;
+	}
+	return n;
+}
+
+static void set_iov(struct iovec *iov, void *base, size_t len)
+{
+	iov->iov_base = base;
+	iov->iov_len = len;
+}
+
+/*
+ * Send the queue, bundled, without copying: a bundle's iovecs are its
+ * preamble, then each packet's length and the packet where it lies.
+ * Everything leaves ECT(0), the socket's TOS; a datagram of packets that
+ * arrived CE is sent with a cmsg that overrides that with CE, so the mark
+ * reaches the receiver.
  */
 static void udp_flush(void)
 {
 	static struct mmsghdr m[SWD_TXMAX];
-	static struct iovec iov[SWD_TXMAX];
-	static unsigned int idx[SWD_TXMAX];
-	unsigned int i;
+	/* Bare: one each; a bundle of k: 1 + 2k, k >= 2. */
+	static struct iovec iov[2 * SWD_TXMAX + SWD_TXMAX / 2];
+	static u8 pre[SWD_TXMAX / 2][OP_BUNDLE_HDR_LEN];
+	static u8 lens[SWD_TXMAX][OP_BUNDLE_ENTRY_LEN];
+	static unsigned int idx[SWD_TXMAX], cnt[SWD_TXMAX];
+	unsigned int nd = udp_group(), j, i, k = 0, v = 0, nb = 0;
 
-	for (i = 0; i < swd.ntx; i++) {
-		const struct swd_tx *t = &swd.tx[i];
-		struct msghdr *mh = &m[i].msg_hdr;
+	for (j = 0; j < nd; j++) {
+		const struct udp_dgram *d = &udp_dg[j];
+		struct msghdr *mh = &m[j].msg_hdr;
 
-		iov[i].iov_base = t->buf;
-		iov[i].iov_len = t->len;
 		memset(mh, 0, sizeof(*mh));
-		mh->msg_name = &udp.peer[t->port];
-		mh->msg_namelen = sizeof(udp.peer[t->port]);
-		mh->msg_iov = &iov[i];
-		mh->msg_iovlen = 1;
-		if (t->ce) {
+		mh->msg_name = &udp.peer[d->port];
+		mh->msg_namelen = sizeof(udp.peer[d->port]);
+		mh->msg_iov = &iov[v];
+		if (d->n > 1) {
+			op_bundle_put_hdr(pre[nb], d->n);
+			set_iov(&iov[v++], pre[nb++], sizeof(pre[0]));
+		}
+		for (i = d->first;; i = udp_next[i]) {
+			const struct swd_tx *t = &swd.tx[i];
+
+			if (d->n > 1) {
+				op_bundle_put_len(lens[i], (u16)t->len);
+				set_iov(&iov[v++], lens[i], sizeof(lens[i]));
+			}
+			set_iov(&iov[v++], t->buf, t->len);
+			idx[k++] = i;
+			if (i == d->last)
+				break;
+		}
+		mh->msg_iovlen = (size_t)(&iov[v] - mh->msg_iov);
+		if (d->ce) {
 			mh->msg_control = udp.ce_ctl.buf;
 			mh->msg_controllen = sizeof(udp.ce_ctl.buf);
 		}
-		idx[i] = i;
+		cnt[j] = d->n;
 	}
-	swd_tx_send(udp.sock, m, idx, swd.ntx);
+	udp.tx_bundles += nb;
+	swd_tx_send(udp.sock, m, idx, cnt, nd);
 }
 
 /* ---- receive ----------------------------------------------------------- */
@@ -197,11 +291,48 @@ static bool rx_ce(struct msghdr *mh)
 	return false;
 }
 
+/* Switch one packet, bare or from a bundle; queue it where it goes. */
+static void rx_pkt(unsigned int in, u8 *pkt, size_t len, bool ce, u64 now)
+{
+	unsigned int out;
+
+	if (sw_rx(&swd.sw, in, pkt, len, now, &out) == SW_FORWARD)
+		swd_tx_queue(out, pkt, len, false, ce);
+}
+
+/*
+ * A bundle is taken apart whole or dropped whole: a half-read one would
+ * leave no way to tell where the damage began.  A malformed one counts as
+ * one malformed datagram (rx_bad, as the hosts count it, and a drop on
+ * its port), and as what it is (rx_bad_bundles).  The packets of a good
+ * one are switched in order, each as if it had come alone, CE mark
+ * included.
+ */
+static void rx_bundle(unsigned int in, u8 *buf, size_t len, bool ce, u64 now)
+{
+	int n = op_bundle_check(buf, len);
+	size_t off = OP_BUNDLE_HDR_LEN;
+	u16 plen;
+
+	if (n < 0) {
+		udp.rx_bad_bundles++;
+		swd.sw.rx_bad++;
+		swd.sw.ports[in].rx_pkts++;
+		swd.sw.ports[in].drops++;
+		return;
+	}
+	udp.rx_bundles++;
+	while (n--) {
+		u8 *pkt = buf + (op_bundle_next(buf, &off, &plen) - buf);
+
+		rx_pkt(in, pkt, plen, ce, now);
+	}
+}
+
 static void rx_one(struct mmsghdr *m, const struct sockaddr_in *src, u8 *buf,
 		   u64 now)
 {
 	int in = find_peer(src, m->msg_hdr.msg_namelen);
-	unsigned int out;
 	size_t len = m->msg_len;
 	bool ce;
 
@@ -215,9 +346,10 @@ static void rx_one(struct mmsghdr *m, const struct sockaddr_in *src, u8 *buf,
 	/* A truncated datagram is malformed: let the parser refuse it. */
 	if (m->msg_hdr.msg_flags & MSG_TRUNC)
 		len = 0;
-	if (sw_rx(&swd.sw, (unsigned int)in, buf, len, now, &out) ==
-	    SW_FORWARD)
-		swd_tx_queue(out, buf, m->msg_len, false, ce);
+	if (op_is_bundle(buf, len))
+		rx_bundle((unsigned int)in, buf, len, ce, now);
+	else
+		rx_pkt((unsigned int)in, buf, len, ce, now);
 }
 
 static void udp_rx(unsigned int tag)
@@ -324,7 +456,7 @@ static void udp_put_head(FILE *f)
 {
 	fprintf(f, "\"listen\":\"");
 	put_addr(f, &udp.local);
-	fprintf(f, "\",");
+	fprintf(f, "\",\"bundle_bytes\":%zu,", swd.bundle_bytes);
 }
 
 static void udp_put_peer(FILE *f, unsigned int port)
@@ -332,9 +464,13 @@ static void udp_put_peer(FILE *f, unsigned int port)
 	put_addr(f, &udp.peer[port]);
 }
 
-static void udp_put_nothing(FILE *f)
+static void udp_put_tail(FILE *f)
 {
-	(void)f;
+	fprintf(f, ",\"rx_bundles\":%llu,\"rx_bad_bundles\":%llu,"
+		"\"tx_bundles\":%llu",
+		(unsigned long long)udp.rx_bundles,
+		(unsigned long long)udp.rx_bad_bundles,
+		(unsigned long long)udp.tx_bundles);
 }
 
 static void udp_put_port_nothing(FILE *f, unsigned int port)
@@ -359,6 +495,6 @@ const struct swd_backend swd_udp = {
 	.put_head = udp_put_head,
 	.put_peer = udp_put_peer,
 	.put_port_tail = udp_put_port_nothing,
-	.put_tail = udp_put_nothing,
+	.put_tail = udp_put_tail,
 	.describe = udp_describe,
 };

@@ -69,22 +69,26 @@ static void usage(FILE *f)
 		"         [--commit-timeout-intervals C]\n"
 		"         [--admit-slack-us S] [--no-push]\n"
 		"         [--stats FILE] [--name NAME] [--cpu N|any]\n"
-		"         [--controller PATH --node NAME]\n"
+		"         [--controller PATH --node NAME] [--bundle-bytes N]\n"
 		"  ROLE is down (towards hosts / a lower tier) or up;\n"
 		"  LIST is like 1-4+7 (host ids reachable through the port).\n"
 		"  Defaults: listen 0.0.0.0:5640, interval 100 us, timeout 10\n"
 		"  intervals, commit registers 10 times the timeout, admit\n"
-		"  slack = timeout, UDP: any CPU, --roce: pinned to the CPU it\n"
-		"  starts on.  A barrier advance is pushed to idle ports at\n"
-		"  once (two in a row, then one per port per half interval; a\n"
-		"  port that forwarded in the last eighth of an interval gets\n"
-		"  that long for a packet to carry it); --no-push leaves it to\n"
-		"  the next tick.\n"
+		"  slack = timeout, bundles up to 1400 bytes, UDP: any CPU,\n"
+		"  --roce: pinned to the CPU it starts on.  A barrier\n"
+		"  advance is pushed to idle ports at once (two in a row,\n"
+		"  then one per port per half interval; a port that forwarded\n"
+		"  in the last eighth of an interval gets that long for a\n"
+		"  packet to carry it); --no-push leaves it to the next tick.\n"
 		"  --roce: ports are interfaces carrying RoCEv2 UD SENDs,\n"
 		"  forwarded unchanged; barriers only in beacons, sent every\n"
 		"  interval on every port to the peer's mac/ip/qpn/qkey from\n"
 		"  src (defaults: broadcast, 0.0.0.0, QPN 1, the 1Pipe Q_Key,\n"
 		"  0.0.0.0: another switch).\n"
+		"  --bundle-bytes: UDP only: what one receive batch forwards\n"
+		"  to a port leaves in bundles of at most N bytes (0 or\n"
+		"  64..65507); 0: one packet per datagram, for peers that\n"
+		"  take no bundles (a P4 switch).\n"
 		"  --controller: report links silent for the commit timeout\n"
 		"  to onepiped at PATH (AF_UNIX) as node NAME, keep their\n"
 		"  commit registers until it says RESUME.\n");
@@ -117,6 +121,8 @@ int swd_parse_u64(const char *s, u64 min, u64 max, u64 *v)
  * @np: their number
  * @controller: --controller, NULL if not given
  * @node: --node, NULL if not given
+ * @bundle_bytes: --bundle-bytes
+ * @bundle_set: whether it was given
  */
 struct swd_args {
 	const char *listen;
@@ -131,6 +137,8 @@ struct swd_args {
 	int np;
 	const char *controller;
 	const char *node;
+	u64 bundle_bytes;
+	bool bundle_set;
 };
 
 #define SWD_CPU_ANY	(-1)
@@ -151,6 +159,7 @@ static const struct option swd_opts[] = {
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "controller", required_argument, NULL, 'K' },
 	{ "node", required_argument, NULL, 'N' },
+	{ "bundle-bytes", required_argument, NULL, 'B' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -208,6 +217,12 @@ static int parse_opt(int c, struct swd_args *a)
 	case 'N':
 		a->node = optarg;
 		return 0;
+	case 'B':
+		a->bundle_set = true;
+		if (swd_parse_u64(optarg, 0, SWD_BUNDLE_MAX, &a->bundle_bytes))
+			return -1;
+		return a->bundle_bytes && a->bundle_bytes < SWD_BUNDLE_MIN ?
+		       -1 : 0;
 	case 'h':
 		usage(stdout);
 		exit(0);
@@ -255,7 +270,15 @@ static int apply_args(const struct swd_args *a)
 			"--roce\n");
 		return -1;
 	}
+	/* A RoCE frame holds one UD SEND, so one packet: nothing to bundle. */
+	if (a->roce && a->bundle_set) {
+		fprintf(stderr, "onepipe-switch: --bundle-bytes is for UDP, "
+			"not --roce\n");
+		return -1;
+	}
 	swd.be = a->roce ? &swd_roce : &swd_udp;
+	swd.bundle_bytes = a->bundle_set ? a->bundle_bytes :
+			   SWD_BUNDLE_DEFAULT;
 	swd.interval = a->interval_us * 1000;
 	sw_init(&swd.sw, swd.timeout_intervals * swd.interval,
 		a->slack_set ? a->slack_us * 1000 :
@@ -324,7 +347,18 @@ out:
 void swd_tx_queue(unsigned int port, void *buf, size_t len, bool beacon,
 		  bool ce)
 {
-	struct swd_tx *t = &swd.tx[swd.ntx++];
+	struct swd_tx *t;
+
+	/*
+	 * Full: a batch of bundles forwards more than one packet per
+	 * datagram.  Send what is queued, in order; the receive buffers
+	 * it points into stay valid until the end of the batch.
+	 */
+	if (swd.ntx == SWD_TXMAX) {
+		swd.be->flush();
+		swd.ntx = 0;
+	}
+	t = &swd.tx[swd.ntx++];
 
 	t->buf = buf;
 	t->len = len;
@@ -333,30 +367,36 @@ void swd_tx_queue(unsigned int port, void *buf, size_t len, bool beacon,
 	t->ce = ce;
 }
 
-static void tx_done(unsigned int i, bool ok)
+/* Account for one message's @n packets, idx[*k] on; move *k past them. */
+static void tx_done(const unsigned int *idx, unsigned int *k, unsigned int n,
+		    bool ok)
 {
-	const struct swd_tx *t = &swd.tx[i];
+	for (; n; n--) {
+		const struct swd_tx *t = &swd.tx[idx[(*k)++]];
 
-	sw_tx_result(&swd.sw, t->port, t->beacon, ok);
-	if (ok && t->ce)
-		swd.ce_fwd[t->port]++;
+		sw_tx_result(&swd.sw, t->port, t->beacon, ok);
+		if (ok && t->ce)
+			swd.ce_fwd[t->port]++;
+	}
 }
 
 /**
  * swd_tx_send() - send queued packets on one socket, in order
  * @fd: the socket
  * @m: their messages
- * @idx: each message's index in swd.tx
+ * @idx: the indexes in swd.tx of the packets of each message in turn
+ * @cnt: each message's number of packets (a bundle's), NULL: one each
  * @n: number of messages
  *
- * A packet the kernel refuses (full buffers, no route, too big) is
- * counted as a drop on its port and skipped: 1Pipe is best effort below
- * the reliable service, and receivers detect the loss.
+ * A message the kernel refuses (full buffers, no route, too big) is
+ * counted as a drop of each of its packets on its port and skipped: 1Pipe
+ * is best effort below the reliable service, and receivers detect the
+ * loss.
  */
 void swd_tx_send(int fd, struct mmsghdr *m, const unsigned int *idx,
-		 unsigned int n)
+		 const unsigned int *cnt, unsigned int n)
 {
-	unsigned int i = 0, k;
+	unsigned int i = 0, k = 0, end;
 
 	while (i < n) {
 		int r = sendmmsg(fd, &m[i], n - i, 0);
@@ -364,13 +404,12 @@ void swd_tx_send(int fd, struct mmsghdr *m, const unsigned int *idx,
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			tx_done(idx[i], false);
+			tx_done(idx, &k, cnt ? cnt[i] : 1, false);
 			i++;
 			continue;
 		}
-		for (k = i; k < i + (unsigned int)r; k++)
-			tx_done(idx[k], true);
-		i += (unsigned int)r;
+		for (end = i + (unsigned int)r; i < end; i++)
+			tx_done(idx, &k, cnt ? cnt[i] : 1, true);
 	}
 }
 

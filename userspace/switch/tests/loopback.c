@@ -8,7 +8,9 @@
  * expiry, ECN transparency (what arrives CE leaves CE, everything else
  * ECT(0), beacons too), the stats file, pushed barrier advances (at once
  * to idle ports, after the busy window to a busy one, both well before
- * the next tick) and a clean exit on SIGTERM.  TAP output.
+ * the next tick), bundles (taken apart and switched packet by packet,
+ * malformed ones dropped whole, forwards bundled per port in order, none
+ * with --bundle-bytes 0) and a clean exit on SIGTERM.  TAP output.
  *
  * usage: loopback PATH-TO-onepipe-switch
  */
@@ -20,6 +22,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,14 +147,15 @@ static bool commit_state_is(const char *s, const char *name, const char *st)
 	return port_str_is(s, name, "commit_state", st);
 }
 
-static void start_switch(const char *self)
+/*
+ * Start the switch, its ports the peer sockets (udp_socket() in @pp),
+ * with "--bundle-bytes @bundle" unless @bundle is NULL.
+ */
+static void start_switch(const char *self, const u16 *pp, const char *bundle)
 {
-	char ports[NPEER][96], iv[16], to[16], *argv[20];
-	u16 pp[NPEER];
+	char ports[NPEER][96], iv[16], to[16], *argv[22];
 	int i, n = 0;
 
-	for (i = 0; i < NPEER; i++)
-		peer[i] = udp_socket(&pp[i]);
 	snprintf(ports[PA], sizeof(ports[PA]), "a,down,127.0.0.1:%u,hosts=1",
 		 pp[PA]);
 	snprintf(ports[PB], sizeof(ports[PB]), "b,down,127.0.0.1:%u,hosts=2",
@@ -176,6 +180,10 @@ static void start_switch(const char *self)
 	for (i = 0; i < NPEER; i++) {
 		argv[n++] = "--port";
 		argv[n++] = ports[i];
+	}
+	if (bundle) {
+		argv[n++] = "--bundle-bytes";
+		argv[n++] = (char *)bundle;
 	}
 	argv[n] = NULL;
 	sw_pid = fork();
@@ -365,6 +373,35 @@ struct beacons {
 	unsigned int not_ect0;		/* beacons whose ECN field is not ECT(0) */
 };
 
+/* One packet of what collect() sees, arrived at @phase in the interval. */
+static void count_beacon(struct beacons *b, const u8 *pkt, size_t n, int tos,
+			 u64 phase)
+{
+	struct op_hdr h;
+
+	if (n < 2 || pkt[1] != OP_PKT_BEACON) {
+		b->other++;
+		return;
+	}
+	/*
+	 * Every port has a barrier by now, a commit maybe not: then the
+	 * flag says so and the field is 0.
+	 */
+	if (op_hdr_decode(&h, pkt, n) || n != OP_HDR_LEN || h.src_host ||
+	    h.dst_host || (h.flags & ~OP_F_NOCOMMIT) ||
+	    ((h.flags & OP_F_NOCOMMIT) && h.commit)) {
+		b->bad++;
+		return;
+	}
+	b->n++;
+	if (tos < 0 || (tos & IPTOS_ECN_MASK) != IPTOS_ECN_ECT0)
+		b->not_ect0++;
+	b->last_barrier = h.barrier;
+	b->last_commit = h.flags & OP_F_NOCOMMIT ? NOC : h.commit;
+	if (phase < 5000000)
+		b->on_time++;
+}
+
 /*
  * recv() that also returns the kernel's CLOCK_REALTIME arrival time and
  * the datagram's TOS byte (-1 if absent).
@@ -397,13 +434,41 @@ static ssize_t recv_stamped(int fd, u8 *buf, size_t size, u64 *when,
 	return n;
 }
 
-/* Collect everything arriving on every peer socket for @ms. */
+/*
+ * The packets a datagram @d of @n bytes carries, bare or bundled, in
+ * @pkt and @len (room for OP_BUNDLE_MAX_PKTS).  Return: their number, 0
+ * for a malformed bundle.
+ */
+static unsigned int unbundle(const u8 *d, size_t n, const u8 **pkt,
+			     size_t *len)
+{
+	size_t off = OP_BUNDLE_HDR_LEN;
+	int i, cnt;
+	u16 l;
+
+	if (!op_is_bundle(d, n)) {
+		pkt[0] = d;
+		len[0] = n;
+		return 1;
+	}
+	cnt = op_bundle_check(d, n);
+	for (i = 0; i < cnt; i++) {
+		pkt[i] = op_bundle_next(d, &off, &l);
+		len[i] = l;
+	}
+	return cnt < 0 ? 0 : (unsigned int)cnt;
+}
+
+/*
+ * Collect everything arriving on every peer socket for @ms, bundles
+ * taken apart: the switch may bundle a beacon with what it forwards.
+ */
 static void collect(struct beacons *b, int ms)
 {
 	u64 end = now_ns(CLOCK_MONOTONIC) + (u64)ms * 1000000;
 	u64 iv = (u64)INTERVAL_MS * 1000000;
 	struct pollfd p[NPEER];
-	u8 buf[2048];
+	static u8 buf[65536];
 	int i;
 
 	memset(b, 0, sizeof(*b) * NPEER);
@@ -417,7 +482,9 @@ static void collect(struct beacons *b, int ms)
 		if (poll(p, NPEER, (int)((end - now) / 1000000) + 1) <= 0)
 			continue;
 		for (i = 0; i < NPEER; i++) {
-			struct op_hdr h;
+			const u8 *pkt[OP_BUNDLE_MAX_PKTS];
+			size_t len[OP_BUNDLE_MAX_PKTS];
+			unsigned int k, np;
 			u64 phase;
 			ssize_t n;
 			int tos;
@@ -429,29 +496,10 @@ static void collect(struct beacons *b, int ms)
 			if (n < 0)
 				continue;
 			phase %= iv;
-			if (n < 2 || buf[1] != OP_PKT_BEACON) {
-				b[i].other++;
-				continue;
-			}
-			/*
-			 * Every port has a barrier by now, a commit maybe
-			 * not: then the flag says so and the field is 0.
-			 */
-			if (op_hdr_decode(&h, buf, (size_t)n) ||
-			    n != OP_HDR_LEN || h.src_host || h.dst_host ||
-			    (h.flags & ~OP_F_NOCOMMIT) ||
-			    ((h.flags & OP_F_NOCOMMIT) && h.commit)) {
-				b[i].bad++;
-				continue;
-			}
-			b[i].n++;
-			if (tos < 0 || (tos & IPTOS_ECN_MASK) != IPTOS_ECN_ECT0)
-				b[i].not_ect0++;
-			b[i].last_barrier = h.barrier;
-			b[i].last_commit = h.flags & OP_F_NOCOMMIT ? NOC :
-				h.commit;
-			if (phase < 5000000)
-				b[i].on_time++;
+			np = unbundle(buf, (size_t)n, pkt, len);
+			b[i].bad += !np;
+			for (k = 0; k < np; k++)
+				count_beacon(&b[i], pkt[k], len[k], tos, phase);
 		}
 	}
 }
@@ -809,17 +857,21 @@ static void sleep_to_phase(unsigned int ms)
 }
 
 /*
- * Wait up to @ms for a beacon carrying @barrier on peer @i; other
- * beacons and datagrams are skipped.  Return: whether it came.
+ * Wait up to @ms for a beacon carrying @barrier on peer @i, bare or
+ * bundled; other beacons and packets are skipped.  Return: whether it
+ * came.
  */
 static bool beacon_with(int i, u64 barrier, int ms)
 {
 	u64 end = now_ns(CLOCK_MONOTONIC) + (u64)ms * 1000000;
-	u8 buf[2048];
+	static u8 buf[65536];
 
 	for (;;) {
 		u64 now = now_ns(CLOCK_MONOTONIC), when;
 		struct pollfd p = { .fd = peer[i], .events = POLLIN };
+		const u8 *pkt[OP_BUNDLE_MAX_PKTS];
+		size_t len[OP_BUNDLE_MAX_PKTS];
+		unsigned int k, np;
 		struct op_hdr h;
 		ssize_t n;
 		int tos;
@@ -828,9 +880,12 @@ static bool beacon_with(int i, u64 barrier, int ms)
 		    poll(&p, 1, (int)((end - now) / 1000000) + 1) <= 0)
 			return false;
 		n = recv_stamped(peer[i], buf, sizeof(buf), &when, &tos);
-		if (n == OP_HDR_LEN && !op_hdr_decode(&h, buf, (size_t)n) &&
-		    h.type == OP_PKT_BEACON && h.barrier == barrier)
-			return true;
+		np = n < 0 ? 0 : unbundle(buf, (size_t)n, pkt, len);
+		for (k = 0; k < np; k++)
+			if (len[k] == OP_HDR_LEN &&
+			    !op_hdr_decode(&h, pkt[k], len[k]) &&
+			    h.type == OP_PKT_BEACON && h.barrier == barrier)
+				return true;
 	}
 }
 
@@ -883,6 +938,503 @@ static void test_push(void)
 	   json_num(port_line(s, "u"), "tx_pushes"));
 }
 
+/* ---- bundles ----------------------------------------------------------- */
+
+#define BUNDLE_BYTES	1400		/* the switch's default */
+#define TPKT_MAX	1536
+#define ARRIVE_MAX	1024
+
+/* A packet the test sends. */
+struct tpkt {
+	size_t len;
+	u8 b[TPKT_MAX];
+};
+
+/* The non-beacon packets that came to one peer socket, in order. */
+struct arrivals {
+	unsigned int n;
+	unsigned int dgrams;		/* datagrams that held them */
+	unsigned int bundles;		/* bundles among them */
+	unsigned int bad;		/* malformed bundles */
+	size_t biggest;			/* the largest bundle */
+	/* the packets: arrive() clears what comes before */
+	struct tpkt pkt[ARRIVE_MAX];
+	int tos[ARRIVE_MAX];		/* of the datagram each came in */
+};
+
+/* Bundle the @n packets @p into @b; return the bundle's length. */
+static size_t bundle(u8 *b, const struct tpkt *p, unsigned int n)
+{
+	size_t off = OP_BUNDLE_HDR_LEN;
+	unsigned int i;
+
+	op_bundle_put_hdr(b, n);
+	for (i = 0; i < n; i++) {
+		op_bundle_put_len(b + off, (u16)p[i].len);
+		memcpy(b + off + OP_BUNDLE_ENTRY_LEN, p[i].b, p[i].len);
+		off += OP_BUNDLE_ENTRY_LEN + p[i].len;
+	}
+	return off;
+}
+
+/* DATA @src -> @dst with the barriers given (see make_pkt()). */
+static void tpkt_make(struct tpkt *p, u32 src, u32 dst, u64 barrier,
+		      bool nob, u64 commit, const char *payload)
+{
+	p->len = make_pkt(p->b, OP_PKT_DATA, src, dst, barrier, nob, commit,
+			  payload);
+}
+
+/*
+ * Read what comes to peer @i, bundles taken apart and beacons skipped,
+ * until @want packets have come or @ms have passed.
+ */
+static void arrive(int i, struct arrivals *a, unsigned int want, int ms)
+{
+	u64 end = now_ns(CLOCK_MONOTONIC) + (u64)ms * 1000000;
+	static u8 buf[65536];
+	char ctl[256];
+
+	memset(a, 0, offsetof(struct arrivals, pkt));
+	while (a->n < want) {
+		u64 now = now_ns(CLOCK_MONOTONIC);
+		struct pollfd p = { .fd = peer[i], .events = POLLIN };
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr mh = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = ctl, .msg_controllen = sizeof(ctl),
+		};
+		const u8 *pkt[OP_BUNDLE_MAX_PKTS];
+		size_t len[OP_BUNDLE_MAX_PKTS];
+		unsigned int k, np, got = 0;
+		ssize_t n;
+		int tos;
+
+		if (now >= end ||
+		    poll(&p, 1, (int)((end - now) / 1000000) + 1) <= 0)
+			return;
+		n = recvmsg(peer[i], &mh, MSG_DONTWAIT);
+		if (n < 0)
+			continue;
+		tos = cmsg_tos(&mh);
+		np = unbundle(buf, (size_t)n, pkt, len);
+		if (op_is_bundle(buf, (size_t)n)) {
+			a->bad += !np;
+			a->bundles += !!np;
+			if ((size_t)n > a->biggest)
+				a->biggest = (size_t)n;
+		}
+		for (k = 0; k < np && a->n < ARRIVE_MAX; k++) {
+			if (len[k] < 2 || pkt[k][1] == OP_PKT_BEACON ||
+			    len[k] > TPKT_MAX)
+				continue;
+			a->pkt[a->n].len = len[k];
+			memcpy(a->pkt[a->n].b, pkt[k], len[k]);
+			a->tos[a->n++] = tos;
+			got++;
+		}
+		a->dgrams += !!got;
+	}
+}
+
+/*
+ * Did exactly the @n packets @p come in @a, in order, each changed in
+ * its barriers only?  The first difference is said.
+ */
+static bool came_in_order(const struct arrivals *a, const struct tpkt *p,
+			  unsigned int n)
+{
+	unsigned int i;
+
+	if (a->n != n || a->bad) {
+		printf("# %u packets came, want %u; %u malformed bundles\n",
+		       a->n, n, a->bad);
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		if (a->pkt[i].len != p[i].len ||
+		    !same_but_barriers(p[i].b, a->pkt[i].b, p[i].len)) {
+			printf("# packet %u is not the one sent %u-th\n", i, i);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Nothing but beacons comes to any peer for @ms. */
+static bool nothing_forwarded(int ms)
+{
+	static struct arrivals a;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < NPEER; i++) {
+		arrive(i, &a, 1, i ? 1 : ms);
+		n += a.n;
+	}
+	return !n;
+}
+
+/*
+ * Hold the switch (SIGSTOP) while datagrams queue up in its socket, so
+ * that release() makes them one receive batch.
+ */
+static void hold(void)
+{
+	int status;
+
+	kill(sw_pid, SIGSTOP);
+	waitpid(sw_pid, &status, WUNTRACED);
+}
+
+static void release(void)
+{
+	kill(sw_pid, SIGCONT);
+}
+
+/* The stats counters a bundle test looks at. */
+struct bstats {
+	long long rx_bundles, rx_bad_bundles, tx_bundles, rx_bad;
+	long long a_rx_pkts, a_drops, a_register, b_ce_fwd;
+};
+
+static struct bstats bstats(void)
+{
+	const char *s = fresh_stats();
+	struct bstats b = {
+		.rx_bundles = json_num(s, "rx_bundles"),
+		.rx_bad_bundles = json_num(s, "rx_bad_bundles"),
+		.tx_bundles = json_num(s, "tx_bundles"),
+		.rx_bad = json_num(s, "rx_bad"),
+		.a_rx_pkts = json_num(port_line(s, "a"), "rx_pkts"),
+		.a_drops = json_num(port_line(s, "a"), "drops"),
+		.a_register = json_num(port_line(s, "a"), "register"),
+		.b_ce_fwd = json_num(port_line(s, "b"), "ce_fwd"),
+	};
+
+	return b;
+}
+
+/* Registers: a @base, b and u @base + 10000, barrier and commit alike. */
+static void bundle_registers(u64 base)
+{
+	int i;
+
+	send_pkt(PA, OP_PKT_BEACON, 0, 0, base, false, base, NULL);
+	send_pkt(PB, OP_PKT_BEACON, 0, 0, base + 10000, false, base + 10000,
+		 NULL);
+	send_pkt(PU, OP_PKT_BEACON, 0, 0, base + 10000, false, base + 10000,
+		 NULL);
+	sleep_ms(2 * INTERVAL_MS);
+	for (i = 0; i < NPEER; i++)
+		drain(peer[i]);
+}
+
+/*
+ * A bundle from a: b, u, b.  Each packet is switched as if it had come
+ * alone, in order: a's register moves with each, so each carries the
+ * minimum its own barriers made (expect_fwd()'s rules).  b's two leave
+ * in one bundle (one receive batch, one port), u's alone.
+ */
+static void test_bundle_rx(void)
+{
+	static struct arrivals ab, au;
+	const u64 x = 40000;
+	struct tpkt p[3], tob[2];
+	struct bstats s0, s1;
+	u8 b[4096];
+	unsigned int i;
+	bool bar;
+
+	bundle_registers(x);
+	s0 = bstats();
+	tpkt_make(&p[0], 1, 2, x + 1000, false, x + 100, "bundled 0");
+	tpkt_make(&p[1], 1, 99, x + 2000, false, x + 200, "bundled 1");
+	tpkt_make(&p[2], 1, 2, x + 3000, false, x + 300, "bundled 2");
+	send_raw(peer[PA], b, bundle(b, p, 3));
+	arrive(PB, &ab, 2, 1000);
+	arrive(PU, &au, 1, 1000);
+	tob[0] = p[0];
+	tob[1] = p[2];
+	ok(came_in_order(&ab, tob, 2) && came_in_order(&au, &p[1], 1),
+	   "bundle a -> b, u, b: every packet forwarded, in order, intact but for its barriers");
+	bar = ab.n == 2 && au.n == 1 &&
+	      barriers_are(ab.pkt[0].b, x + 1000, x + 100) &&
+	      barriers_are(au.pkt[0].b, x + 2000, x + 200) &&
+	      barriers_are(ab.pkt[1].b, x + 3000, x + 300);
+	ok(bar, "each carries the barriers it made alone: b %llu/%llu, u %llu/%llu, b %llu/%llu",
+	   (unsigned long long)x + 1000, (unsigned long long)x + 100,
+	   (unsigned long long)x + 2000, (unsigned long long)x + 200,
+	   (unsigned long long)x + 3000, (unsigned long long)x + 300);
+	for (i = 0; !bar && i < ab.n; i++)
+		printf("# b got barrier %llu commit %llu\n",
+		       (unsigned long long)op_hdr_get_barrier(ab.pkt[i].b),
+		       (unsigned long long)op_hdr_get_commit(ab.pkt[i].b));
+	ok(ab.dgrams == 1 && ab.bundles == 1 && au.dgrams == 1 &&
+	   !au.bundles,
+	   "b's two leave in one bundle, u's one bare (b %u datagrams, %u bundles; u %u, %u)",
+	   ab.dgrams, ab.bundles, au.dgrams, au.bundles);
+	s1 = bstats();
+	ok(s1.rx_bundles == s0.rx_bundles + 1 &&
+	   s1.tx_bundles >= s0.tx_bundles + 1 &&
+	   s1.a_rx_pkts == s0.a_rx_pkts + 3 &&
+	   s1.a_register == (long long)x + 3000 &&
+	   strstr(fresh_stats(), "\"bundle_bytes\":1400,"),
+	   "stats: rx_bundles +%lld, tx_bundles +%lld, a's rx_pkts +%lld (per packet), register %lld, bundle_bytes 1400",
+	   s1.rx_bundles - s0.rx_bundles, s1.tx_bundles - s0.tx_bundles,
+	   s1.a_rx_pkts - s0.a_rx_pkts, s1.a_register);
+}
+
+/*
+ * CE: a bundle that arrived CE leaves CE, every packet of it; bundles
+ * out never mix marked packets with unmarked ones, so a batch of CE,
+ * not CE, CE to one port leaves as three datagrams, each as it came.
+ */
+static void test_bundle_ce(void)
+{
+	static struct arrivals a;
+	static const int want[3] = { IPTOS_ECN_CE, IPTOS_ECN_ECT0,
+				     IPTOS_ECN_CE };
+	struct tpkt p[3];
+	struct bstats s0, s1;
+	unsigned int i, good = 0;
+	u8 b[4096];
+
+	s0 = bstats();
+	tpkt_make(&p[0], 1, 2, 0, true, NOC, "ce 0");
+	tpkt_make(&p[1], 1, 2, 0, true, NOC, "ce 1");
+	send_tos(peer[PA], b, bundle(b, p, 2), IPTOS_ECN_CE);
+	arrive(PB, &a, 2, 1000);
+	ok(came_in_order(&a, p, 2) && a.bundles == 1 &&
+	   (a.tos[0] & IPTOS_ECN_MASK) == IPTOS_ECN_CE,
+	   "a CE bundle leaves as a CE bundle (%u bundles, tos %d)",
+	   a.bundles, a.n ? a.tos[0] : -1);
+	tpkt_make(&p[2], 1, 2, 0, true, NOC, "ce 2");
+	hold();
+	for (i = 0; i < 3; i++)
+		send_tos(peer[PA], p[i].b, p[i].len, want[i]);
+	release();
+	arrive(PB, &a, 3, 1000);
+	for (i = 0; i < a.n && i < 3; i++)
+		good += (a.tos[i] & IPTOS_ECN_MASK) == want[i];
+	ok(came_in_order(&a, p, 3) && good == 3 && a.dgrams == 3,
+	   "one batch of CE, ECT(0), CE: three datagrams, marks kept (%u datagrams, %u right)",
+	   a.dgrams, good);
+	s1 = bstats();
+	ok(s1.b_ce_fwd == s0.b_ce_fwd + 4,
+	   "stats: ce_fwd counts packets, bundled or not (b +%lld)",
+	   s1.b_ce_fwd - s0.b_ce_fwd);
+}
+
+/*
+ * Malformed bundles are dropped whole: nothing in them is forwarded or
+ * moves a register.  A well-framed bundle holding a bundle forwards its
+ * packets but the nested one, which the packet parser refuses.
+ */
+static void test_bundle_bad(void)
+{
+	static struct arrivals a;
+	const u64 x = 60000, high = 900000;
+	struct tpkt p[4];
+	struct bstats s0, s1;
+	u8 b[8][4096], nest[4096];
+	size_t n[8], nl;
+	unsigned int i, nb = 0;
+
+	bundle_registers(x);
+	for (i = 0; i < 3; i++)
+		tpkt_make(&p[i], 1, 2, high, false, high, "bad");
+	/* cut short in the last packet */
+	n[nb] = bundle(b[nb], p, 2) - 10;
+	nb++;
+	/* count 3, two entries */
+	n[nb] = bundle(b[nb], p, 2);
+	b[nb++][1] = 3;
+	/* count 2, three entries */
+	n[nb] = bundle(b[nb], p, 3);
+	b[nb++][1] = 2;
+	/* count 1 */
+	bundle(b[nb], p, 2);
+	n[nb] = OP_BUNDLE_HDR_LEN + OP_BUNDLE_ENTRY_LEN + p[0].len;
+	b[nb++][1] = 1;
+	/* reserved bytes set */
+	n[nb] = bundle(b[nb], p, 2);
+	b[nb++][3] = 1;
+	/* an entry shorter than a header */
+	p[3] = p[0];
+	p[3].len = OP_HDR_LEN - 1;
+	n[nb] = bundle(b[nb], &p[2], 2);
+	nb++;
+	/* the preamble alone */
+	op_bundle_put_hdr(b[nb], 2);
+	n[nb++] = OP_BUNDLE_HDR_LEN;
+
+	s0 = bstats();
+	for (i = 0; i < nb; i++)
+		send_raw(peer[PA], b[i], n[i]);
+	ok(nothing_forwarded(3 * INTERVAL_MS),
+	   "malformed bundles: nothing forwarded");
+	s1 = bstats();
+	ok(s1.rx_bad_bundles == s0.rx_bad_bundles + nb &&
+	   s1.a_drops == s0.a_drops + nb && s1.rx_bad == s0.rx_bad + nb &&
+	   s1.a_register == (long long)x,
+	   "counted: rx_bad_bundles +%lld, a's drops +%lld, rx_bad +%lld (want %u each); a's register %lld (%llu)",
+	   s1.rx_bad_bundles - s0.rx_bad_bundles, s1.a_drops - s0.a_drops,
+	   s1.rx_bad - s0.rx_bad, nb, s1.a_register,
+	   (unsigned long long)x);
+
+	/* b, [u, u], b: the inner bundle is an unknown version. */
+	tpkt_make(&p[0], 1, 2, x + 1000, false, x + 1000, "outer 0");
+	tpkt_make(&p[1], 1, 99, high, false, high, "inner");
+	p[2] = p[1];
+	nl = bundle(nest, &p[1], 2);
+	p[1].len = nl;
+	memcpy(p[1].b, nest, nl);
+	tpkt_make(&p[2], 1, 2, x + 2000, false, x + 2000, "outer 2");
+	send_raw(peer[PA], b[0], bundle(b[0], p, 3));
+	arrive(PB, &a, 2, 1000);
+	p[1] = p[2];
+	ok(came_in_order(&a, p, 2) &&
+	   barriers_are(a.pkt[1].b, x + 2000, x + 2000),
+	   "a bundle in a bundle: the packets around it are forwarded");
+	arrive(PU, &a, 1, 3 * INTERVAL_MS);
+	s0 = s1;
+	s1 = bstats();
+	ok(!a.n && s1.rx_bad == s0.rx_bad + 1 &&
+	   s1.rx_bundles == s0.rx_bundles + 1 &&
+	   s1.a_register == (long long)x + 2000,
+	   "the inner one is a bad packet (rx_bad +%lld), nothing of it forwarded, a's register %lld",
+	   s1.rx_bad - s0.rx_bad, s1.a_register);
+}
+
+/*
+ * Many packets to one port: sent quickly they may come bundled or bare;
+ * held into one batch (more than the switch's transmit queue holds)
+ * they are bundled within --bundle-bytes.  Order and content are kept
+ * either way, and a packet too big to share leaves alone.
+ */
+static void test_bundle_out(void)
+{
+	static struct tpkt p[3 * OP_BUNDLE_MAX_PKTS];
+	static struct arrivals a;
+	static u8 b[65536];
+	char pl[1500];
+	unsigned int i, k;
+
+	for (i = 0; i < 40; i++) {
+		snprintf(pl, sizeof(pl), "burst %u", i);
+		tpkt_make(&p[i], 1, 2, 0, true, NOC, pl);
+		send_raw(peer[PA], p[i].b, p[i].len);
+	}
+	arrive(PB, &a, 40, 2000);
+	ok(came_in_order(&a, p, 40) && a.biggest <= BUNDLE_BYTES,
+	   "40 packets a -> b sent quickly: all in order (%u datagrams, %u bundles)",
+	   a.dgrams, a.bundles);
+
+	for (i = 0; i < 3 * OP_BUNDLE_MAX_PKTS; i++) {
+		snprintf(pl, sizeof(pl), "many %04u", i);
+		tpkt_make(&p[i], 1, 2, 0, true, NOC, pl);
+	}
+	hold();
+	for (k = 0; k < 3; k++)
+		send_raw(peer[PA], b, bundle(b, &p[k * OP_BUNDLE_MAX_PKTS],
+					     OP_BUNDLE_MAX_PKTS));
+	release();
+	arrive(PB, &a, 3 * OP_BUNDLE_MAX_PKTS, 2000);
+	ok(came_in_order(&a, p, 3 * OP_BUNDLE_MAX_PKTS) &&
+	   a.biggest <= BUNDLE_BYTES && a.bundles * 2 > a.dgrams,
+	   "3 bundles of 255 in one batch: 765 packets in order, in bundles of at most %u bytes (%u datagrams, %u bundles, largest %zu)",
+	   BUNDLE_BYTES, a.dgrams, a.bundles, a.biggest);
+
+	tpkt_make(&p[0], 1, 2, 0, true, NOC, "small 0");
+	memset(pl, 'x', BUNDLE_BYTES);
+	pl[BUNDLE_BYTES] = 0;
+	tpkt_make(&p[1], 1, 2, 0, true, NOC, pl);
+	tpkt_make(&p[2], 1, 2, 0, true, NOC, "small 2");
+	tpkt_make(&p[3], 1, 2, 0, true, NOC, "small 3");
+	hold();
+	for (i = 0; i < 4; i++)
+		send_raw(peer[PA], p[i].b, p[i].len);
+	release();
+	arrive(PB, &a, 4, 1000);
+	ok(came_in_order(&a, p, 4) && a.dgrams == 3 && a.bundles == 1,
+	   "small, too big to share, small, small: 3 datagrams, the last two bundled (%u, %u bundles)",
+	   a.dgrams, a.bundles);
+}
+
+/* --bundle-bytes out of range, or with --roce: refused (exit 2). */
+static void test_bundle_option(const char *self)
+{
+	static const char *const bad[][5] = {
+		{ "63", "--port", "a,down,127.0.0.1:1" },
+		{ "65508", "--port", "a,down,127.0.0.1:1" },
+		{ "x", "--port", "a,down,127.0.0.1:1" },
+		{ "1400", "--roce", "--port", "a,down,lo" },
+	};
+	unsigned int i, refused = 0;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[8] = { (char *)self, "--bundle-bytes" };
+		int status = -1, k;
+		pid_t pid;
+
+		for (k = 0; bad[i][k]; k++)
+			argv[2 + k] = (char *)bad[i][k];
+		pid = fork();
+		if (pid < 0)
+			bail("fork");
+		if (!pid) {
+			if (!freopen("/dev/null", "w", stderr))
+				_exit(127);
+			execv(self, argv);
+			_exit(127);
+		}
+		waitpid(pid, &status, 0);
+		refused += WIFEXITED(status) && WEXITSTATUS(status) == 2;
+	}
+	ok(refused == i, "--bundle-bytes 63, 65508, x, and with --roce: refused (%u of %u)",
+	   refused, i);
+}
+
+/*
+ * A second switch with --bundle-bytes 0 takes bundles apart as before
+ * but sends every packet bare.
+ */
+static void test_no_bundles(const char *self, const u16 *pp)
+{
+	static struct tpkt p[24], pu;
+	static struct arrivals a, au;
+	char pl[32];
+	u8 b[4096];
+	const char *s;
+	unsigned int i;
+
+	unlink(stats_path);
+	start_switch(self, pp, "0");
+	find_switch();
+	for (i = 0; i < 24; i++) {
+		snprintf(pl, sizeof(pl), "bare %u", i);
+		tpkt_make(&p[i], 1, i == 1 ? 99 : 2, 0, true, NOC, pl);
+	}
+	hold();
+	send_raw(peer[PA], b, bundle(b, p, 3));
+	for (i = 3; i < 24; i++)
+		send_raw(peer[PA], p[i].b, p[i].len);
+	release();
+	arrive(PU, &au, 1, 1000);
+	pu = p[1];
+	p[1] = p[0];
+	arrive(PB, &a, 23, 1000);
+	ok(came_in_order(&a, &p[1], 23) && came_in_order(&au, &pu, 1) &&
+	   !a.bundles && a.dgrams == 23 && au.dgrams == 1,
+	   "--bundle-bytes 0: a bundle and a batch a -> b leave bare, in order (%u datagrams, %u bundles)",
+	   a.dgrams, a.bundles);
+	s = fresh_stats();
+	ok(json_num(s, "tx_bundles") == 0 && json_num(s, "rx_bundles") == 1 &&
+	   strstr(s, "\"bundle_bytes\":0,"),
+	   "stats: bundle_bytes 0, rx_bundles 1, tx_bundles 0 (%lld, %lld)",
+	   json_num(s, "rx_bundles"), json_num(s, "tx_bundles"));
+}
+
 static void test_exit(void)
 {
 	int status = -1, i;
@@ -904,6 +1456,9 @@ static void test_exit(void)
 
 int main(int argc, char **argv)
 {
+	u16 pp[NPEER];
+	int i;
+
 	if (argc != 2) {
 		fprintf(stderr, "usage: loopback ONEPIPE-SWITCH\n");
 		return 2;
@@ -912,7 +1467,9 @@ int main(int argc, char **argv)
 		bail("mkdtemp");
 	snprintf(stats_path, sizeof(stats_path), "%s/stats.json", dir);
 	printf("TAP version 13\n");
-	start_switch(argv[1]);
+	for (i = 0; i < NPEER; i++)
+		peer[i] = udp_socket(&pp[i]);
+	start_switch(argv[1], pp, NULL);
 	find_switch();
 	test_silence_before_barriers();
 	test_unknown_source();
@@ -923,7 +1480,14 @@ int main(int argc, char **argv)
 	test_busy_port_not_beaconed();
 	test_stats_and_expiry();
 	test_push();
+	test_bundle_rx();
+	test_bundle_ce();
+	test_bundle_bad();
+	test_bundle_out();
 	test_exit();
+	test_no_bundles(argv[1], pp);
+	test_exit();
+	test_bundle_option(argv[1]);
 	unlink(stats_path);
 	rmdir(dir);
 	return tap_end();
