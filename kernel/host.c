@@ -156,6 +156,14 @@ static struct ctl_table op_sysctl_template[] = {
 		.extra1		= &op_ack_min,
 		.extra2		= &op_ack_max,
 	},
+	{
+		.procname	= "bundle",
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE,
+	},
 	{ }
 };
 
@@ -178,6 +186,7 @@ int op_net_sysctl_register(struct op_net *on)
 	t[8].data = &on->failure_hold_ms;
 	t[9].data = &on->be_window;
 	t[10].data = &on->be_deadline_max_ms;
+	t[11].data = &on->bundle;
 	on->sysctl_hdr = register_net_sysctl(on->net, "net/onepipe", t);
 	if (!on->sysctl_hdr) {
 		kfree(t);
@@ -457,6 +466,7 @@ static int __net_init op_net_init(struct net *net)
 	on->rdm_rto_min_ms = OP_DEFAULT_RDM_RTO_MS;
 	on->rdm_retries = OP_DEFAULT_RDM_RETRIES;
 	on->failure_hold_ms = OP_DEFAULT_FAIL_HOLD_MS;
+	on->bundle = 1;
 
 	on->ctr = alloc_percpu(struct op_counters);
 	if (!on->ctr)

@@ -88,9 +88,14 @@ struct op_host_cfg {
  *	calls op_rcv() for every packet it receives from then on
  * @down: stop; process context; when it returns no op_rcv() call is
  *	running or will run
- * @xmit: send one packet whose data starts at the 1Pipe header; consumes
- *	@skb; called with BHs off and tx_lock held, never sleeps.  Packets
- *	handed over in order must reach the uplink in that order.
+ * @xmit: send @pkts, each with its data at the 1Pipe header, and empty
+ *	the list: every packet is consumed, sent or not; called with BHs
+ *	off and tx_lock held, never sleeps.
+ *	Packets handed over in order must reach the uplink in that order.
+ *	The list is what one send produced (a scattering, the control
+ *	packets of one event): a datagram transport may carry several in
+ *	one bundle (core/wire.h) if net.onepipe.bundle allows.  Returns
+ *	how many of them it could not send.
  * @mtu: largest 1Pipe packet (header included) the path carries
  * @beacon_barriers: the fabric never rewrites this transport's packets
  *	(RoCE's ICRC covers them), so barriers travel only in beacons: the
@@ -106,7 +111,7 @@ struct op_transport_ops {
 	bool beacon_barriers;
 	int (*up)(struct op_net *on, const struct op_host_cfg *cfg);
 	void (*down)(struct op_net *on);
-	int (*xmit)(struct op_net *on, struct sk_buff *skb);
+	int (*xmit)(struct op_net *on, struct sk_buff_head *pkts);
 	unsigned int (*mtu)(struct op_net *on);
 };
 
@@ -384,6 +389,7 @@ struct op_net {
 	int rdm_retries;
 	int controlled;
 	int failure_hold_ms;
+	int bundle;
 	struct ctl_table_header *sysctl_hdr;
 
 	spinlock_t tx_lock;		/* see above */
@@ -654,13 +660,14 @@ void op_tick_start(struct op_net *on);
 /* tx.c */
 struct sk_buff *op_pkt_alloc(struct op_net *on, unsigned int payload,
 			     gfp_t gfp);
+void op_xmit_list(struct op_net *on, struct sk_buff_head *pkts);
 void op_xmit(struct op_net *on, struct sk_buff *skb);
 int op_msg_packets(struct op_net *on, struct sk_buff *msg,
 		   struct sk_buff_head *wire, gfp_t gfp);
 void op_xmit_copy(struct op_net *on, struct sk_buff *msg,
-		  struct sk_buff_head *wire, u8 copy);
+		  struct sk_buff_head *wire, u8 copy, struct sk_buff_head *out);
 void op_xmit_msg(struct op_net *on, struct sk_buff *msg,
-		 struct sk_buff_head *wire);
+		 struct sk_buff_head *wire, struct sk_buff_head *out);
 u64 op_tx_stamp(struct op_net *on, struct op_sock *os);
 void op_tx_abort(struct op_sock *os, bool own, int err);
 int op_tx_scattering(struct op_net *on, struct op_sock *os, bool own);

@@ -10,7 +10,7 @@
  *
  * Commit: the host's commit barrier is the lowest timestamp it still
  * lacks an ACK for, or its barrier when it lacks none.  Every packet
- * carries it (op_xmit()), switches aggregate it like the barrier, and
+ * carries it (op_xmit_list()), switches aggregate it like the barrier, and
  * receivers deliver reliable messages below it.  A message stays on its
  * peer's queue, ACKed, until the commit barrier passes it: until then
  * another message of its scattering may still fail and force a recall.
@@ -341,15 +341,17 @@ static bool op_rdm_send_recall(struct op_net *on, struct sk_buff *msg)
  */
 static bool op_rdm_resend(struct op_net *on, struct sk_buff *msg)
 {
-	struct sk_buff_head wire;
+	struct sk_buff_head wire, out;
 
 	__skb_queue_head_init(&wire);
+	__skb_queue_head_init(&out);
 	if (op_msg_packets(on, msg, &wire, GFP_ATOMIC)) {
 		__skb_queue_purge(&wire);
 		op_count(on, ONEPIPE_C_TX_ERRORS);
 		return false;
 	}
-	op_xmit_copy(on, msg, &wire, OP_MSG_CB(msg)->retries);
+	op_xmit_copy(on, msg, &wire, OP_MSG_CB(msg)->retries, &out);
+	op_xmit_list(on, &out);
 	op_count(on, ONEPIPE_C_RETRANSMITS);
 	return true;
 }
@@ -366,8 +368,10 @@ void op_rdm_send(struct op_net *on, struct op_sock *os)
 	unsigned int n = skb_queue_len(&sc->msgs);
 	u64 ts = op_tx_stamp(on, os), now = ktime_get_ns();
 	u32 now_us = op_now_us();
+	struct sk_buff_head out;
 	struct sk_buff *msg;
 
+	__skb_queue_head_init(&out);
 	on->rdm_last_ts = ts;
 	on->rdm_sent = true;
 
@@ -391,8 +395,9 @@ void op_rdm_send(struct op_net *on, struct op_sock *os)
 		on->rdm_unacked++;
 		t->inflight++;
 		op_rdm_arm(on, t, now, false, false);
-		op_xmit_msg(on, msg, &sc->wire);
+		op_xmit_msg(on, msg, &sc->wire, &out);
 	}
+	op_xmit_list(on, &out);
 	op_count(on, ONEPIPE_C_TX_SCATTERINGS);
 	op_count_add(on, ONEPIPE_C_TX_MSGS, n);
 }

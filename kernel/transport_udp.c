@@ -5,6 +5,13 @@
  * does).  Only the uplink may speak to the host: datagrams from anyone
  * else are counted as bad and dropped, so a stray sender cannot inject
  * barriers.
+ *
+ * A datagram carries one packet or a bundle of them (core/wire.h): what
+ * one send hands over goes in as few datagrams as the path's MTU allows
+ * (net.onepipe.bundle), and the uplink's switch bundles too.  On this
+ * path every datagram costs a trip through the IP stacks of both ends
+ * and the switch's socket I/O, whatever its size; small messages then
+ * share that cost.
  */
 #include <linux/slab.h>
 #include <net/dst_cache.h>
@@ -44,9 +51,52 @@ struct op_udp {
 	unsigned int mtu;
 };
 
+/*
+ * Take a bundle apart: each packet in a buffer of its own (a delivered
+ * message is charged to its socket by its own size, not the bundle's),
+ * in order.  A malformed bundle is dropped whole, counted once; a packet
+ * we have no memory for is lost alone, as on a lossy link.
+ */
+static void op_udp_unbundle(struct op_net *on, struct sk_buff *skb, bool ce)
+{
+	size_t off = OP_BUNDLE_HDR_LEN;
+	int n, i;
+
+	if (skb_linearize(skb)) {
+		op_count(on, ONEPIPE_C_RX_NOBUFS);
+		goto drop;
+	}
+	n = op_bundle_check(skb->data, skb->len);
+	if (n < 0) {
+		op_count(on, ONEPIPE_C_RX_BAD);
+		goto drop;
+	}
+	op_count(on, ONEPIPE_C_RX_BUNDLES);
+	for (i = 0; i < n; i++) {
+		struct sk_buff *pkt;
+		const u8 *data;
+		u16 len;
+
+		data = op_bundle_next(skb->data, &off, &len);
+		pkt = op_fault_alloc() ? NULL :
+		      alloc_skb(len, GFP_ATOMIC | __GFP_NOWARN);
+		if (!pkt) {
+			op_count(on, ONEPIPE_C_RX_NOBUFS);
+			continue;
+		}
+		skb_put_data(pkt, data, len);
+		op_rcv(on, pkt, ce);
+	}
+	consume_skb(skb);
+	return;
+drop:
+	kfree_skb(skb);
+}
+
 static int op_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 {
 	struct op_udp *u = rcu_dereference_sk_user_data(sk);
+	bool ce;
 
 	if (!u)
 		goto drop;
@@ -54,8 +104,12 @@ static int op_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		op_count(u->on, ONEPIPE_C_RX_BAD);
 		goto drop;
 	}
+	ce = INET_ECN_is_ce(ip_hdr(skb)->tos);
 	__skb_pull(skb, sizeof(struct udphdr));
-	op_rcv(u->on, skb, INET_ECN_is_ce(ip_hdr(skb)->tos));
+	if (pskb_may_pull(skb, 1) && op_is_bundle(skb->data, skb->len))
+		op_udp_unbundle(u->on, skb, ce);
+	else
+		op_rcv(u->on, skb, ce);
 	return 0;
 drop:
 	kfree_skb(skb);
@@ -82,23 +136,81 @@ static struct rtable *op_udp_route(struct op_udp *u, __be32 *saddr)
 	return rt;
 }
 
-static int op_udp_xmit(struct op_net *on, struct sk_buff *skb)
+/*
+ * The next datagram from the head of @pkts: the longest run of packets
+ * that fits one bundle within the path's MTU, or the first packet alone
+ * (when bundling is off, when the next does not fit, or without memory
+ * for the bundle: the first goes bare, the others are tried again).  *@n
+ * is set to how many packets it carries.
+ */
+static struct sk_buff *op_udp_take(struct op_udp *u, struct sk_buff_head *pkts,
+				   unsigned int *n)
+{
+	struct sk_buff *first = __skb_dequeue(pkts), *skb, *b;
+	unsigned int len = OP_BUNDLE_HDR_LEN + OP_BUNDLE_ENTRY_LEN + first->len;
+	unsigned int i;
+	u8 *p;
+
+	*n = 1;
+	if (!READ_ONCE(u->on->bundle))
+		return first;
+	skb_queue_walk(pkts, skb) {
+		if (*n == OP_BUNDLE_MAX_PKTS ||
+		    len + OP_BUNDLE_ENTRY_LEN + skb->len > u->mtu)
+			break;
+		len += OP_BUNDLE_ENTRY_LEN + skb->len;
+		(*n)++;
+	}
+	if (*n == 1)
+		return first;
+	b = op_fault_alloc() ? NULL :
+	    alloc_skb(OP_UDP_HEADROOM + len, GFP_ATOMIC | __GFP_NOWARN);
+	if (!b) {
+		*n = 1;
+		return first;
+	}
+	skb_reserve(b, OP_UDP_HEADROOM);
+	p = skb_put(b, len);
+	op_bundle_put_hdr(p, *n);
+	p += OP_BUNDLE_HDR_LEN;
+	for (i = 0; i < *n; i++) {
+		skb = i ? __skb_dequeue(pkts) : first;
+		op_bundle_put_len(p, skb->len);
+		p += OP_BUNDLE_ENTRY_LEN;
+		skb_copy_bits(skb, 0, p, skb->len);
+		p += skb->len;
+		consume_skb(skb);
+	}
+	return b;
+}
+
+static int op_udp_xmit(struct op_net *on, struct sk_buff_head *pkts)
 {
 	struct op_udp *u = on->tpriv;
-	struct rtable *rt;
-	__be32 saddr;
+	int failed = 0;
 
-	rt = op_udp_route(u, &saddr);
-	if (IS_ERR(rt)) {
-		kfree_skb(skb);
-		return PTR_ERR(rt);
+	while (!skb_queue_empty(pkts)) {
+		struct sk_buff *skb;
+		struct rtable *rt;
+		unsigned int n;
+		__be32 saddr;
+
+		rt = op_udp_route(u, &saddr);
+		if (IS_ERR(rt)) {
+			failed += skb_queue_len(pkts);
+			__skb_queue_purge(pkts);
+			break;
+		}
+		skb = op_udp_take(u, pkts, &n);
+		if (n > 1)
+			op_count(on, ONEPIPE_C_TX_BUNDLES);
+		/* ECN-capable: a congested hop marks instead of dropping. */
+		udp_tunnel_xmit_skb(rt, u->sock->sk, skb, saddr, u->uaddr,
+				    INET_ECN_ECT_0,
+				    ip4_dst_hoplimit(&rt->dst), 0, u->lport,
+				    u->uport, false, false);
 	}
-	/* ECN-capable, so that a congested hop marks instead of dropping. */
-	udp_tunnel_xmit_skb(rt, u->sock->sk, skb, saddr, u->uaddr,
-			    INET_ECN_ECT_0,
-			    ip4_dst_hoplimit(&rt->dst), 0, u->lport, u->uport,
-			    false, false);
-	return 0;
+	return failed;
 }
 
 static unsigned int op_udp_mtu(struct op_net *on)

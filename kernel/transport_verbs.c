@@ -545,8 +545,8 @@ static void op_verbs_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		op_vport_fault(vp);
 }
 
-/* op_transport_ops.xmit: tx_lock held, BHs off. */
-static int op_verbs_xmit(struct op_net *on, struct sk_buff *skb)
+/* Send one packet; tx_lock held, BHs off. */
+static int op_verbs_xmit_one(struct op_net *on, struct sk_buff *skb)
 {
 	struct op_vport *vp = on->tpriv;
 	struct op_vpeer *peer;
@@ -583,6 +583,21 @@ out:
 	spin_unlock(&vp->sq_lock);
 	kfree_skb(skb);
 	return err;
+}
+
+/*
+ * op_transport_ops.xmit: tx_lock held, BHs off.  A UD send is one packet
+ * to one destination QP: verbs never bundles.
+ */
+static int op_verbs_xmit(struct op_net *on, struct sk_buff_head *pkts)
+{
+	struct sk_buff *skb;
+	int failed = 0;
+
+	while ((skb = __skb_dequeue(pkts)))
+		if (op_verbs_xmit_one(on, skb))
+			failed++;
+	return failed;
 }
 
 /* Ports ------------------------------------------------------------------ */

@@ -40,35 +40,57 @@ struct sk_buff *op_pkt_alloc(struct op_net *on, unsigned int payload,
 	return skb;
 }
 
-/*
- * Hand a packet to the transport.  Caller holds tx_lock, BHs off, and has
- * written the header with the barrier the packet carries.  Every packet
- * also carries the host's commit barrier as of now (see rdm_tx.c); it
- * never goes back, so take the max for the switch's register.
+/**
+ * op_xmit_list() - hand packets to the transport, in order
+ * @on: this host; tx_lock held, BHs off
+ * @pkts: the packets, each header written with the barrier it carries;
+ *	emptied
+ *
+ * Every packet also carries the host's commit barrier as of now (see
+ * rdm_tx.c); it never goes back, so take the max for the switch's
+ * register.  Callers hand over together what one send produced, which
+ * the transport may bundle into one datagram (core/wire.h).
  */
-void op_xmit(struct op_net *on, struct sk_buff *skb)
+void op_xmit_list(struct op_net *on, struct sk_buff_head *pkts)
 {
+	unsigned int n = skb_queue_len(pkts);
+	struct sk_buff *skb;
+	int failed;
 	u64 c;
 
 	lockdep_assert_held(&on->tx_lock);
+	if (!n)
+		return;
 	/* The transport may be gone: host down ran while a socket closed. */
 	if (!on->up) {
-		kfree_skb(skb);
+		__skb_queue_purge(pkts);
 		return;
 	}
-	/*
-	 * A waiting scattering's packets were charged to their socket; on
-	 * the wire they are the transport's.
-	 */
-	skb_orphan(skb);
 	c = op_rdm_commit(on);
 	on->tx_commit = on->tx_commit_valid ? op_ts_max(on->tx_commit, c) : c;
 	on->tx_commit_valid = true;
-	op_hdr_set_commit(skb->data, on->tx_commit);
-	if (on->tops->xmit(on, skb))
-		op_count(on, ONEPIPE_C_TX_ERRORS);
-	else
-		op_count(on, ONEPIPE_C_TX_PKTS);
+	skb_queue_walk(pkts, skb) {
+		/*
+		 * A waiting scattering's packets were charged to their
+		 * socket; on the wire they are the transport's.
+		 */
+		skb_orphan(skb);
+		op_hdr_set_commit(skb->data, on->tx_commit);
+	}
+	failed = on->tops->xmit(on, pkts);
+	op_count_add(on, ONEPIPE_C_TX_PKTS, n - failed);
+	if (failed)
+		op_count_add(on, ONEPIPE_C_TX_ERRORS, failed);
+}
+
+/* op_xmit_list() of one packet. */
+void op_xmit(struct op_net *on, struct sk_buff *skb)
+{
+	struct sk_buff_head one;
+
+	__skb_queue_head_init(&one);
+	__skb_queue_tail(&one, skb);
+	op_xmit_list(on, &one);
 }
 
 /**
@@ -139,12 +161,13 @@ static void op_tx_carried(struct op_net *on)
 }
 
 /**
- * op_xmit_copy() - write the headers of a message's packets and send them
+ * op_xmit_copy() - write the headers of a message's packets, to be sent
  * @on: this host; tx_lock held
  * @msg: the message, stamped and numbered (its cb says everything)
  * @wire: holds the message's packets first, as op_msg_packets() made them
  * @copy: 0 the first time; a reliable resend says which copy it is
  *	(kernel/core/wire.h; best effort carries its deadline there instead)
+ * @out: the packets are appended here, for op_xmit_list()
  *
  * The packets carry the last barrier sent: for a first transmission
  * that is the scattering's own stamp, since its later messages have the
@@ -152,7 +175,7 @@ static void op_tx_carried(struct op_net *on)
  * it gets a copy of each packet (relay.c).
  */
 void op_xmit_copy(struct op_net *on, struct sk_buff *msg,
-		  struct sk_buff_head *wire, u8 copy)
+		  struct sk_buff_head *wire, u8 copy, struct sk_buff_head *out)
 {
 	const struct op_msg_cb *cb = OP_MSG_CB(msg);
 	struct op_hdr h = {
@@ -179,20 +202,22 @@ void op_xmit_copy(struct op_net *on, struct sk_buff *msg,
 		op_hdr_encode(&h, pkt->data);
 		if (relay)
 			op_relay_out(on, pkt->data, pkt->len);
-		op_xmit(on, pkt);
+		__skb_queue_tail(out, pkt);
 	}
 }
 
 /**
- * op_xmit_msg() - send a message the first time
+ * op_xmit_msg() - queue a message's first transmission
  * @on: this host; tx_lock held
  * @msg: the message, stamped and numbered
  * @wire: holds its packets first, as op_msg_packets() made them
+ * @out: its packets are appended here; the caller hands them to
+ *	op_xmit_list() before it lets go of tx_lock
  */
 void op_xmit_msg(struct op_net *on, struct sk_buff *msg,
-		 struct sk_buff_head *wire)
+		 struct sk_buff_head *wire, struct sk_buff_head *out)
 {
-	op_xmit_copy(on, msg, wire, 0);
+	op_xmit_copy(on, msg, wire, 0, out);
 	op_tx_carried(on);
 }
 
@@ -284,10 +309,12 @@ void op_tx_send(struct op_net *on, struct op_sock *os,
 {
 	unsigned int nmsgs = skb_queue_len(msgs);
 	u64 ts = op_tx_stamp(on, os);
+	struct sk_buff_head out;
 	u64 need = 0, deadline;
 	struct sk_buff *msg;
 	u8 dl;
 
+	__skb_queue_head_init(&out);
 	skb_queue_walk(msgs, msg)
 		need = max(need, op_tx_deadline_need(on, OP_MSG_CB(msg)->peer,
 						     ts));
@@ -305,9 +332,10 @@ void op_tx_send(struct op_net *on, struct op_sock *os,
 		cb->retries = 0;
 		cb->seq = cb->peer->tx_seq++;
 		op_deadline_given(&cb->peer->be_dl, deadline);
-		op_xmit_msg(on, msg, wire);
+		op_xmit_msg(on, msg, wire, &out);
 		__skb_queue_tail(&cb->peer->outstanding, msg);
 	}
+	op_xmit_list(on, &out);
 	op_count(on, ONEPIPE_C_TX_SCATTERINGS);
 	op_count_add(on, ONEPIPE_C_TX_MSGS, nmsgs);
 }
@@ -418,26 +446,28 @@ void op_tx_ctl_at(struct op_net *on, struct sk_buff_head *ctl, u64 at)
 	if (skb_queue_empty(ctl))
 		return;
 	spin_lock_bh(&on->tx_lock);
-	while ((skb = __skb_dequeue(ctl))) {
-		if (!on->up) {
-			kfree_skb(skb);
-			continue;
-		}
-		on->tx_barrier = op_clock_barrier(&on->clock, at);
+	if (!on->up) {
+		spin_unlock_bh(&on->tx_lock);
+		__skb_queue_purge(ctl);
+		return;
+	}
+	on->tx_barrier = op_clock_barrier(&on->clock, at);
+	skb_queue_walk(ctl, skb) {
 		op_hdr_set_barrier(skb->data, on->tx_barrier);
 		if (skb->data[1] == OP_PKT_ACK)
 			op_count(on, ONEPIPE_C_TX_ACKS);
 		else if (skb->data[1] == OP_PKT_NAK)
 			op_count(on, ONEPIPE_C_TX_NAKS);
-		op_xmit(on, skb);
-		op_tx_carried(on);
 	}
+	/* One event's answers travel together (a bundle, core/wire.h). */
+	op_xmit_list(on, ctl);
+	op_tx_carried(on);
 	spin_unlock_bh(&on->tx_lock);
 }
 
 /*
  * Send a beacon carrying the barrier as of wall-clock time @at (and the
- * commit barrier as of now, see op_xmit()).  Caller holds tx_lock.
+ * commit barrier as of now, see op_xmit_list()).  Caller holds tx_lock.
  */
 static void op_tx_beacon(struct op_net *on, u64 at)
 {

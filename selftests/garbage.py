@@ -7,7 +7,8 @@
 
 Every datagram is invalid under kernel/core/wire.c's rules: too short,
 bad version, unknown type, unknown flags, out-of-range lengths and
-fragment counts, timestamps above 48 bits, zero addresses, random bytes.
+fragment counts, timestamps above 48 bits, zero addresses, random bytes,
+bundles with broken framing or nested bundles.
 With --spoof the datagrams are sent through a raw IPv4 socket with that
 source address and port (the address a switch or host expects its peer
 to use, so they reach the parser instead of an unknown-source check).
@@ -67,8 +68,16 @@ def header(rng, version=1, ptype=1, flags=0, src=1, dst=2, sport=1, dport=1,
                        fidx, fcnt)
 
 
+def bundle(entries, count=None, reserved=0, tail=b""):
+    """A bundle of packets (kernel/core/wire.h), its framing as asked."""
+    body = b"".join(struct.pack(">H", len(e)) + e for e in entries)
+    n = len(entries) if count is None else count
+    return struct.pack(">BBH", 0x81, n, reserved) + body + tail
+
+
 def kinds(rng, big):
     """One generator per kind of defect; each returns a datagram."""
+    beacon = lambda: header(rng, ptype=2)
     k = {
         "short": lambda: rng.randbytes(rng.randrange(0, HDR)),
         "version": lambda: header(rng, version=rng.choice([0, 2, 3, 0x7f,
@@ -103,6 +112,23 @@ def kinds(rng, big):
         "query_reliable": lambda: header(rng, ptype=7, flags=4),
         "random": lambda: bytes([rng.choice([0, 2, 0x45, 0xff])])
         + rng.randbytes(rng.randrange(HDR, 1400)),
+        # Bundles whose framing is wrong are dropped whole, their
+        # (valid) packets unread: a short preamble, a count that is not
+        # the entries', reserved bits, an entry shorter than a header,
+        # one running past the end, bytes after the last.
+        "bundle_short": lambda: b"\x81" + rng.randbytes(rng.randrange(4)),
+        "bundle_count": lambda: bundle([beacon(), beacon()],
+                                       count=rng.choice([0, 1, 3, 255])),
+        "bundle_reserved": lambda: bundle([beacon(), beacon()],
+                                          reserved=rng.choice([1, 0x8000])),
+        "bundle_entry_short": lambda: bundle([beacon(), rng.randbytes(10)]),
+        "bundle_overrun": lambda: bundle([beacon(), beacon()])[:-20],
+        "bundle_trailing": lambda: bundle([beacon(), beacon()],
+                                          tail=rng.randbytes(3)),
+        # well framed, but each packet in it is a bundle: an unknown
+        # version to the packet parser (bundles do not nest)
+        "bundle_nested": lambda: bundle([bundle([beacon(), beacon()]),
+                                         bundle([beacon(), beacon()])]),
     }
     if big:
         k["big"] = lambda: rng.randbytes(rng.randrange(9000, 65000))

@@ -52,6 +52,8 @@ static const char *const counter_names[] = {
 	[ONEPIPE_C_RX_EXPIRED]		= "rx_expired",
 	[ONEPIPE_C_TX_QUERIES]		= "tx_queries",
 	[ONEPIPE_C_TX_UNKNOWN]		= "tx_unknown",
+	[ONEPIPE_C_TX_BUNDLES]		= "tx_bundles",
+	[ONEPIPE_C_RX_BUNDLES]		= "rx_bundles",
 };
 
 /* A counter added to the uapi must get a name here too. */

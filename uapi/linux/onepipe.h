@@ -422,6 +422,8 @@ enum onepipe_counter {
 	ONEPIPE_C_RX_EXPIRED,
 	ONEPIPE_C_TX_QUERIES,		/* queries about msgs past deadline */
 	ONEPIPE_C_TX_UNKNOWN,		/* msgs no query answer settled */
+	ONEPIPE_C_TX_BUNDLES,		/* datagrams sent carrying >1 packet */
+	ONEPIPE_C_RX_BUNDLES,		/* such datagrams received */
 	__ONEPIPE_C_MAX,
 };
 

@@ -710,7 +710,8 @@ static void test_host_full(void)
 	       "    cwnd_cuts 260 rx_rdm_msgs 270 commit_lag_ns 280 tx_aborted 290\n"
 	       "    rx_overwindow 300 failures 310 fail_discards 320 fail_notifies 330\n"
 	       "    ctl_events 340 relay_out 350 relay_in 360 relay_drops 370 rx_expired 380\n"
-	       "    tx_queries 390 tx_unknown 400 counter_41 7\n",
+	       "    tx_queries 390 tx_unknown 400 tx_bundles 410 rx_bundles 420"
+	       " counter_43 7\n",
 	       "host show: text, every attribute");
 	ok(max_line(s) <= OUT_TEXT_WIDTH, "host show: text fits in %d columns",
 	   OUT_TEXT_WIDTH);
@@ -739,7 +740,8 @@ static void test_host_full(void)
 	       "\"fail_discards\":320,\"fail_notifies\":330,"
 	       "\"ctl_events\":340,\"relay_out\":350,\"relay_in\":360,"
 	       "\"relay_drops\":370,\"rx_expired\":380,\"tx_queries\":390,"
-	       "\"tx_unknown\":400,\"counter_41\":7}}\n",
+	       "\"tx_unknown\":400,\"tx_bundles\":410,\"rx_bundles\":420,"
+	       "\"counter_43\":7}}\n",
 	       "host show: JSON, every attribute");
 	free(s);
 }

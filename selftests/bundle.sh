@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Bundles on the UDP transport (kernel/core/wire.h): what one send puts
+# on the wire leaves as one datagram, and the switch bundles what it
+# forwards to one port in one batch.  Two receivers per host, so that
+# every scattering (5 messages: both ports of the other hosts, the other
+# port of its own) sends two packets to each host: one bundle goes up,
+# and bundles of two come down.  Then again with net.onepipe.bundle=0 on
+# the hosts: one datagram per packet from them, the same deliveries.
+# Both rounds: every message delivered in order (op-check --expect-all).
+source "$(dirname "$0")/lib.sh"
+
+HOSTS=3
+SCATS=${OP_SCATS:-40}
+INTERVAL_US=$(send_interval_us 20000)
+H="h1 h2 h3"
+
+tap_plan "fabric up 3 hosts 1 tor" \
+	"bundled: op-check --expect-all" \
+	"bundled: every scattering left its host as one bundle (tx_bundles)" \
+	"bundled: the switch took the hosts' bundles apart (rx_bundles)" \
+	"bundled: the switch bundled what it forwarded (hosts' rx_bundles)" \
+	"bundled: nothing counted bad or lost (rx_bad, rx_nobufs, tx_errors)" \
+	"bundle=0: op-check --expect-all" \
+	"bundle=0: the hosts sent no bundle, one datagram per packet" \
+	"kernel log clean"
+
+mark=$(dmesg_mark)
+need_module
+need_tools "$FABRIC" "$TRAFFIC" "$CHECK" "$ONEPIPE"
+fabric_up --hosts "$HOSTS" --tors 1 || tap_abort "fabric up failed"
+tap_pass "fabric up 3 hosts 1 tor"
+
+# sum FILE KEY NODE...: KEY of a snapshot summed over NODEs.
+sum()
+{
+	local f=$1 k=$2 n v s=0
+	shift 2
+	for n in "$@"; do
+		v=$(snap "$f" "$n" "$k")
+		s=$((s + ${v:-0}))
+	done
+	echo "$s"
+}
+
+# delta KEY NODE...: KEY's growth over NODEs from before to after.
+delta()
+{
+	local k=$1
+	shift
+	echo $(($(sum "$WORK/after" "$k" "$@") - $(sum "$WORK/before" "$k" "$@")))
+}
+
+# round NAME: the mesh above, then op-check --expect-all.
+round()
+{
+	snapshot "$WORK/before"
+	mesh_eps "$HOSTS" 1001 1002
+	mesh_start "$1" 120 --scatterings "$SCATS" --fanout 5 --size 100 \
+		--interval-us "$INTERVAL_US" --linger-ms 3000 --seed 5 --quiet
+	traffic_go
+	traffic_wait
+	sleep 1		# the stats file refreshes
+	snapshot "$WORK/after"
+	run_check "$1: op-check --expect-all" --expect-all "${logs[@]}"
+	scats=$((${#eps[@]} * SCATS))
+}
+
+round bundled
+txb=$(delta tx_bundles $H)
+diag "scatterings $scats; hosts tx_bundles +$txb, tx_pkts +$(delta tx_pkts $H)"
+if [ "$txb" -ge "$scats" ]; then
+	tap_pass "bundled: every scattering left its host as one bundle (tx_bundles)" \
+		"+$txb for $scats scatterings"
+else
+	tap_fail "bundled: every scattering left its host as one bundle (tx_bundles)" \
+		"+$txb for $scats scatterings"
+fi
+swb=$(delta rx_bundles tor1)
+if [ "$swb" -ge "$scats" ]; then
+	tap_pass "bundled: the switch took the hosts' bundles apart (rx_bundles)" \
+		"+$swb"
+else
+	tap_fail "bundled: the switch took the hosts' bundles apart (rx_bundles)" \
+		"+$swb for $scats scatterings"
+fi
+rxb=$(delta rx_bundles $H)
+if [ "$rxb" -gt 0 ] && [ "$(delta tx_bundles tor1)" -gt 0 ]; then
+	tap_pass "bundled: the switch bundled what it forwarded (hosts' rx_bundles)" \
+		"hosts +$rxb, switch tx_bundles +$(delta tx_bundles tor1)"
+else
+	tap_fail "bundled: the switch bundled what it forwarded (hosts' rx_bundles)" \
+		"hosts +$rxb, switch tx_bundles +$(delta tx_bundles tor1)"
+fi
+bad="rx_bad +$(delta rx_bad $H) rx_nobufs +$(delta rx_nobufs $H)"
+bad+=" tx_errors +$(delta tx_errors $H) switch rx_bad +$(delta rx_bad tor1)"
+if [ "$bad" = "rx_bad +0 rx_nobufs +0 tx_errors +0 switch rx_bad +0" ]; then
+	tap_pass "bundled: nothing counted bad or lost (rx_bad, rx_nobufs, tx_errors)"
+else
+	tap_fail "bundled: nothing counted bad or lost (rx_bad, rx_nobufs, tx_errors)" \
+		"$bad"
+fi
+
+for h in $H; do
+	"$FABRIC" exec "$h" sysctl -qw net.onepipe.bundle=0 ||
+		tap_abort "sysctl net.onepipe.bundle=0 failed on $h"
+done
+round bare
+txb=$(delta tx_bundles $H)
+pkts=$(delta tx_pkts $H)
+if [ "$txb" -eq 0 ] && [ "$pkts" -ge $((scats * 5)) ]; then
+	tap_pass "bundle=0: the hosts sent no bundle, one datagram per packet" \
+		"tx_pkts +$pkts"
+else
+	tap_fail "bundle=0: the hosts sent no bundle, one datagram per packet" \
+		"tx_bundles +$txb, tx_pkts +$pkts for $((scats * 5)) messages"
+fi
+
+check_klog "kernel log clean" "$mark"
