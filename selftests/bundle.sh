@@ -32,25 +32,8 @@ need_tools "$FABRIC" "$TRAFFIC" "$CHECK" "$ONEPIPE"
 fabric_up --hosts "$HOSTS" --tors 1 || tap_abort "fabric up failed"
 tap_pass "fabric up 3 hosts 1 tor"
 
-# sum FILE KEY NODE...: KEY of a snapshot summed over NODEs.
-sum()
-{
-	local f=$1 k=$2 n v s=0
-	shift 2
-	for n in "$@"; do
-		v=$(snap "$f" "$n" "$k")
-		s=$((s + ${v:-0}))
-	done
-	echo "$s"
-}
-
 # delta KEY NODE...: KEY's growth over NODEs from before to after.
-delta()
-{
-	local k=$1
-	shift
-	echo $(($(sum "$WORK/after" "$k" "$@") - $(sum "$WORK/before" "$k" "$@")))
-}
+delta() { snap_delta "$WORK/before" "$WORK/after" "$@"; }
 
 # round NAME: the mesh above, then op-check --expect-all.
 round()
