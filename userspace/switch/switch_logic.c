@@ -312,6 +312,22 @@ static void sw_touch(struct sw *sw, unsigned int in, u64 now)
 	sw_hear_reg(&sw->clinks[in], false, 0, now);
 }
 
+/*
+ * Did hearing a packet change what the output groups are computed from?
+ * Every other input to sw_groups_update() changes only in the tick, on a
+ * resume or on a register change, and each of those recomputes the
+ * groups; so a packet that leaves its link's registers and states as
+ * they were (the second and later messages of a scattering carry the
+ * same barrier) leaves every group where it is, and skipping the
+ * recomputation saves a pass over every port per packet.
+ */
+static bool sw_link_moved(const struct op_link *before,
+			  const struct op_link *after)
+{
+	return before->reg != after->reg || before->heard != after->heard ||
+	       before->dead != after->dead;
+}
+
 /* Rewrite one barrier field of a forwarded packet from its group. */
 static void sw_put(u8 *pkt, const struct op_agg *a, u8 none_flag,
 		   void (*set)(u8 *buf, u64 v))
@@ -357,6 +373,7 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 		      u64 now, unsigned int *out)
 {
 	struct sw_port *p = &sw->ports[in];
+	struct op_link before, cbefore;
 	struct op_hdr h;
 	int o;
 
@@ -368,11 +385,15 @@ enum sw_verdict sw_rx(struct sw *sw, unsigned int in, u8 *pkt, size_t len,
 	}
 	p->rx_at = now;
 	p->rx_seen = true;
+	before = sw->links[in];
+	cbefore = sw->clinks[in];
 	if (sw->beacon_only && h.type != OP_PKT_BEACON)
 		sw_touch(sw, in, now);
 	else
 		sw_hear(sw, in, &h, now);
-	sw_groups_update(sw, now);
+	if (sw_link_moved(&before, &sw->links[in]) ||
+	    sw_link_moved(&cbefore, &sw->clinks[in]))
+		sw_groups_update(sw, now);
 	if (h.type == OP_PKT_BEACON) {
 		p->rx_beacons++;
 		return SW_CONSUMED;
