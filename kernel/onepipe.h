@@ -85,9 +85,10 @@ struct op_host_cfg {
  * @name: for messages
  * @headroom: bytes the transport pushes in front of the 1Pipe header
  * @up: start on @on with @cfg; process context; on success the transport
- *	calls op_rcv() for every packet it receives from then on
- * @down: stop; process context; when it returns no op_rcv() call is
- *	running or will run
+ *	calls op_rcv() for every packet it receives from then on, or
+ *	op_rcv_list() for the packets of one datagram
+ * @down: stop; process context; when it returns no op_rcv() or
+ *	op_rcv_list() call is running or will run
  * @xmit: send @pkts, each with its data at the 1Pipe header, and empty
  *	the list: every packet is consumed, sent or not; called with BHs
  *	off and tx_lock held, never sleeps.
@@ -739,6 +740,7 @@ void op_rdm_sock_purge(struct op_net *on, struct op_sock *os);
 
 /* rx.c */
 void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce);
+void op_rcv_list(struct op_net *on, struct sk_buff_head *pkts, bool ce);
 void op_rcv_relayed(struct op_net *on, struct sk_buff *skb);
 void op_rx_observe(struct op_net *on, u64 ts);
 struct sk_buff *op_rx_take(struct op_net *on, struct op_pq *q, u64 b);

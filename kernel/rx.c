@@ -582,95 +582,196 @@ static void op_rx_data(struct op_net *on, struct sk_buff *skb,
 		op_rx_frag(on, skb, h, ctl);
 }
 
-/*
- * A packet to take in, from the uplink or the controller: @local are
- * header flags that never come from the wire (OP_F_RELAYED) or that the
- * path imposes (a relayed packet's barriers were aggregated by no switch).
+/**
+ * struct op_rcv_batch - the packets of one datagram (a bundle), taken in
+ *	under one hold of rx_lock
+ * @ctl: control packets to send, after rx_lock
+ * @after: ACKs, NAKs and beacons, for the sending half after rx_lock
+ * @now: ktime_get_ns() when the batch took rx_lock
+ * @local: header flags that never come from the wire (OP_F_RELAYED) or
+ *	that the path imposes (a relayed packet's barriers were aggregated
+ *	by no switch)
+ * @ce: the network marked the datagram Congestion Experienced (ECN)
+ * @barrier: the uplink's barrier register heard a packet since the input
+ *	barrier was last recomputed
+ * @commit: likewise for the commit register
  */
-static void __op_rcv(struct op_net *on, struct sk_buff *skb, bool ce,
-		     u8 local)
-{
+struct op_rcv_batch {
 	struct sk_buff_head ctl;
+	struct sk_buff_head after;
+	u64 now;
+	u8 local;
+	bool ce;
+	bool barrier;
+	bool commit;
+};
+
+/*
+ * Recompute the input barriers from what the batch's packets heard, and
+ * deliver what they pass.  The registers move with every packet; this
+ * runs once per run of data packets, not once per packet.
+ */
+static void op_rcv_apply(struct op_net *on, struct op_rcv_batch *b)
+{
+	if (b->barrier && op_agg_update(&on->agg, &on->uplink, 1))
+		op_deliver(on, &b->ctl);
+	if (b->commit && op_agg_update(&on->cagg, &on->cuplink, 1))
+		op_rdm_deliver(on, &b->ctl);
+	b->barrier = false;
+	b->commit = false;
+}
+
+/* Decode @skb's header into @h, with the flags only this host knows. */
+static bool op_rcv_decode(struct op_net *on, struct sk_buff *skb, u8 local,
+			  struct op_hdr *h)
+{
+	if (!pskb_may_pull(skb, OP_HDR_LEN) ||
+	    op_hdr_decode(h, skb->data, skb->len) != OP_PARSE_OK)
+		return false;
+	h->flags |= local;
+	/* Unrewritten packets carry their sender's barriers, not the link's. */
+	if (READ_ONCE(on->beacon_barriers) && h->type != OP_PKT_BEACON)
+		h->flags |= OP_F_NOBARRIER | OP_F_NOCOMMIT;
+	return true;
+}
+
+/* Addressed to this host?  Beacons are hop by hop: they have no address. */
+static bool op_rcv_mine(struct op_net *on, const struct op_hdr *h)
+{
+	return h->type != OP_PKT_BEACON &&
+	       h->dst_host == READ_ONCE(on->cfg.host_id);
+}
+
+/*
+ * One packet of a batch, under rx_lock: its barriers are heard, and what
+ * it carries is taken in, as if it had come alone.
+ *
+ * Alone, its barriers and those of the packets before it would be
+ * applied first.  A data message stamped at or above every register
+ * heard since the last application is taken in the same either way: the
+ * input barriers cannot pass those registers, so nothing applying them
+ * could deliver would make it late, and it is queued, to be delivered in
+ * stamp order with the rest.  So runs of such messages share one
+ * application.  A message below one (the switch counted a link with a
+ * higher barrier, or this host's view lags) and every packet of another
+ * kind see the barriers applied first.
+ */
+static void op_rcv_locked(struct op_net *on, struct sk_buff *skb,
+			  struct op_rcv_batch *b)
+{
 	struct op_hdr h;
 	bool mine;
-	u64 now;
 
-	if (!pskb_may_pull(skb, OP_HDR_LEN) ||
-	    op_hdr_decode(&h, skb->data, skb->len) != OP_PARSE_OK) {
+	if (!op_rcv_decode(on, skb, b->local, &h)) {
 		op_count(on, ONEPIPE_C_RX_BAD);
 		kfree_skb(skb);
 		return;
 	}
 	op_count(on, ONEPIPE_C_RX_PKTS);
-	h.flags |= local;
-	__skb_queue_head_init(&ctl);
-
-	mine = h.type != OP_PKT_BEACON &&
-	       h.dst_host == READ_ONCE(on->cfg.host_id);
-	/* Unrewritten packets carry their sender's barriers, not the link's. */
-	if (READ_ONCE(on->beacon_barriers) && h.type != OP_PKT_BEACON)
-		h.flags |= OP_F_NOBARRIER | OP_F_NOCOMMIT;
-	spin_lock_bh(&on->rx_lock);
-	now = ktime_get_ns();
+	mine = op_rcv_mine(on, &h);
 	if (!(h.flags & OP_F_NOBARRIER)) {
-		op_link_heard(&on->uplink, h.barrier, now);
-		if (op_agg_update(&on->agg, &on->uplink, 1))
-			op_deliver(on, &ctl);
+		op_link_heard(&on->uplink, h.barrier, b->now);
+		b->barrier = true;
 	}
 	if (!(h.flags & OP_F_NOCOMMIT)) {
-		op_link_heard(&on->cuplink, h.commit, now);
-		if (op_agg_update(&on->cagg, &on->cuplink, 1))
-			op_rdm_deliver(on, &ctl);
+		op_link_heard(&on->cuplink, h.commit, b->now);
+		b->commit = true;
 	}
+	if (h.type != OP_PKT_DATA ||
+	    (b->barrier && op_ts_before(h.ts, on->uplink.reg)) ||
+	    (b->commit && op_ts_before(h.ts, on->cuplink.reg)))
+		op_rcv_apply(on, b);
 	switch (h.type) {
 	case OP_PKT_DATA:
-		if (ce && mine) {
+		if (b->ce && mine) {
 			op_count(on, ONEPIPE_C_ECN_MARKS);
 			if (h.flags & OP_F_RELIABLE)
 				op_rdm_rx_ce(on, h.src_host);
 		}
 		__skb_pull(skb, OP_HDR_LEN);
-		op_rx_data(on, skb, &h, &ctl);
-		skb = NULL;
-		break;
+		op_rx_data(on, skb, &h, &b->ctl);
+		return;
 	case OP_PKT_RECALL:
 		if (mine)
-			op_rdm_rx_recall(on, &h, &ctl);
+			op_rdm_rx_recall(on, &h, &b->ctl);
 		break;
 	case OP_PKT_PROBE:
 		if (mine)
-			op_rdm_rx_probe(on, &h, &ctl);
+			op_rdm_rx_probe(on, &h, &b->ctl);
 		break;
 	case OP_PKT_QUERY:
 		if (mine)
-			op_rx_query(on, &h, &ctl);
+			op_rx_query(on, &h, &b->ctl);
 		break;
+	case OP_PKT_BEACON:
+	case OP_PKT_ACK:
+	case OP_PKT_NAK:
+		__skb_queue_tail(&b->after, skb);
+		return;
 	}
-	spin_unlock_bh(&on->rx_lock);
+	consume_skb(skb);
+}
 
+/* What a packet tells the sending half, after rx_lock. */
+static void op_rcv_after(struct op_net *on, struct sk_buff *skb, u8 local)
+{
+	struct op_hdr h;
+
+	/* Decoded under rx_lock already: this cannot fail. */
+	if (WARN_ON_ONCE(!op_rcv_decode(on, skb, local, &h)))
+		goto out;
 	switch (h.type) {
 	case OP_PKT_BEACON:
 		op_count(on, ONEPIPE_C_RX_BEACONS);
 		break;
 	case OP_PKT_ACK:
-		if (mine && (h.flags & OP_F_RELIABLE)) {
+		if (!op_rcv_mine(on, &h))
+			break;
+		if (h.flags & OP_F_RELIABLE) {
 			op_rdm_acked(on, &h);
 			op_tx_commit_moved(on);
-		} else if (mine) {
+		} else {
 			op_tx_acked(on, h.src_host, h.seq, h.aux);
 		}
 		break;
 	case OP_PKT_NAK:
-		if (mine && (h.flags & OP_F_RELIABLE)) {
+		if (!op_rcv_mine(on, &h))
+			break;
+		if (h.flags & OP_F_RELIABLE) {
 			op_rdm_naked(on, h.src_host, h.seq, h.code);
 			op_tx_commit_moved(on);
-		} else if (mine) {
+		} else {
 			op_tx_naked(on, h.src_host, h.seq, h.code, h.ts);
 		}
 		break;
 	}
+out:
 	consume_skb(skb);
-	op_tx_ctl(on, &ctl);
+}
+
+/*
+ * Take in @pkts, in order, under one hold of rx_lock: the input barriers
+ * are recomputed and delivered up to once per run of data packets (see
+ * op_rcv_locked()), and the control packets they cause leave together.
+ */
+static void op_rcv_batch(struct op_net *on, struct sk_buff_head *pkts,
+			 bool ce, u8 local)
+{
+	struct op_rcv_batch b = { .local = local, .ce = ce };
+	struct sk_buff *skb;
+
+	__skb_queue_head_init(&b.ctl);
+	__skb_queue_head_init(&b.after);
+	spin_lock_bh(&on->rx_lock);
+	b.now = ktime_get_ns();
+	while ((skb = __skb_dequeue(pkts)))
+		op_rcv_locked(on, skb, &b);
+	op_rcv_apply(on, &b);
+	spin_unlock_bh(&on->rx_lock);
+
+	while ((skb = __skb_dequeue(&b.after)))
+		op_rcv_after(on, skb, local);
+	op_tx_ctl(on, &b.ctl);
 }
 
 /**
@@ -683,7 +784,28 @@ static void __op_rcv(struct op_net *on, struct sk_buff *skb, bool ce,
  */
 void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
 {
-	__op_rcv(on, skb, ce, 0);
+	struct sk_buff_head one;
+
+	__skb_queue_head_init(&one);
+	__skb_queue_tail(&one, skb);
+	op_rcv_batch(on, &one, ce, 0);
+}
+
+/**
+ * op_rcv_list() - the packets of one datagram arrived on the uplink
+ * @on: this host
+ * @pkts: the packets, in the order they came, each data at its 1Pipe
+ *	header; emptied, every packet consumed
+ * @ce: the network marked the datagram Congestion Experienced (ECN)
+ *
+ * As op_rcv() of each in turn, with the same outcome, but under one hold
+ * of rx_lock, with the delivery passes of runs of data packets shared
+ * and their answers sent together (see op_rcv_locked()).
+ * Context: as op_rcv().
+ */
+void op_rcv_list(struct op_net *on, struct sk_buff_head *pkts, bool ce)
+{
+	op_rcv_batch(on, pkts, ce, 0);
 }
 
 /**
@@ -698,8 +820,12 @@ void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
  */
 void op_rcv_relayed(struct op_net *on, struct sk_buff *skb)
 {
-	__op_rcv(on, skb, false, OP_F_RELAYED | OP_F_NOBARRIER |
-		 OP_F_NOCOMMIT);
+	struct sk_buff_head one;
+
+	__skb_queue_head_init(&one);
+	__skb_queue_tail(&one, skb);
+	op_rcv_batch(on, &one, false, OP_F_RELAYED | OP_F_NOBARRIER |
+		     OP_F_NOCOMMIT);
 }
 
 /*

@@ -54,12 +54,14 @@ struct op_udp {
 /*
  * Take a bundle apart: each packet in a buffer of its own (a delivered
  * message is charged to its socket by its own size, not the bundle's),
- * in order.  A malformed bundle is dropped whole, counted once; a packet
- * we have no memory for is lost alone, as on a lossy link.
+ * in order, all taken in together (op_rcv_list()).  A malformed bundle
+ * is dropped whole, counted once; a packet we have no memory for is lost
+ * alone, as on a lossy link.
  */
 static void op_udp_unbundle(struct op_net *on, struct sk_buff *skb, bool ce)
 {
 	size_t off = OP_BUNDLE_HDR_LEN;
+	struct sk_buff_head pkts;
 	int n, i;
 
 	if (skb_linearize(skb)) {
@@ -72,6 +74,7 @@ static void op_udp_unbundle(struct op_net *on, struct sk_buff *skb, bool ce)
 		goto drop;
 	}
 	op_count(on, ONEPIPE_C_RX_BUNDLES);
+	__skb_queue_head_init(&pkts);
 	for (i = 0; i < n; i++) {
 		struct sk_buff *pkt;
 		const u8 *data;
@@ -85,9 +88,11 @@ static void op_udp_unbundle(struct op_net *on, struct sk_buff *skb, bool ce)
 			continue;
 		}
 		skb_put_data(pkt, data, len);
-		op_rcv(on, pkt, ce);
+		__skb_queue_tail(&pkts, pkt);
 	}
 	consume_skb(skb);
+	if (!skb_queue_empty(&pkts))
+		op_rcv_list(on, &pkts, ce);
 	return;
 drop:
 	kfree_skb(skb);

@@ -3,7 +3,7 @@
 """Send malformed 1Pipe datagrams to a UDP port (selftests/garbage.sh).
 
     garbage.py --to ADDR[:PORT] [--spoof ADDR:PORT] [--count N] [--seed S]
-               [--big]
+               [--big] [--late HOST:PORT]
 
 Every datagram is invalid under kernel/core/wire.c's rules: too short,
 bad version, unknown type, unknown flags, out-of-range lengths and
@@ -14,6 +14,14 @@ source address and port (the address a switch or host expects its peer
 to use, so they reach the parser instead of an unknown-source check).
 --big adds datagrams far above the MTU (normal socket only).
 Prints the number of datagrams sent.
+
+--late sends, instead, one well-formed bundle of two best-effort
+messages to 1Pipe host HOST, port PORT, from host LATE_SRC (no host of
+the fabric: its record starts fresh), stamped 30 and 30.5 ms ahead of
+now, each carrying a barrier 31 ms ahead: the first is below its own
+barrier, the second below the first's.  Taken one by one, as a receiver
+must take a bundle's packets, each barrier applies before its message
+is checked: both are late (rx_late), never delivered.
 
 The verbs transport carries each 1Pipe packet as the payload of a RoCEv2
 UD SEND, and nothing listens on UDP 5640.  With --roce the same
@@ -73,6 +81,22 @@ def bundle(entries, count=None, reserved=0, tail=b""):
     body = b"".join(struct.pack(">H", len(e)) + e for e in entries)
     n = len(entries) if count is None else count
     return struct.pack(">BBH", 0x81, n, reserved) + body + tail
+
+
+LATE_SRC = 200
+
+
+def late_bundle(host, port):
+    """See --late in the module's docstring."""
+    mask = (1 << 48) - 1
+    now = time.time_ns()
+
+    def data(seq, ahead_ns):
+        return header(None, src=LATE_SRC, dst=host, sport=1, dport=port,
+                      ts=(now + ahead_ns) & mask,
+                      barrier=(now + 31_000_000) & mask, seq=seq,
+                      aux=8) + b"too late"
+    return bundle([data(1, 30_000_000), data(2, 30_500_000)])
 
 
 def kinds(rng, big):
@@ -421,6 +445,8 @@ def main():
     ap.add_argument("--big", action="store_true")
     ap.add_argument("--roce", type=target, action="append",
                     metavar="IFACE[,OPTION]...")
+    ap.add_argument("--late", type=lambda v: addr(v, None),
+                    metavar="HOST:PORT")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     if a.roce:
@@ -436,6 +462,10 @@ def main():
     else:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         send = lambda p: s.sendto(p, dst)
+    if a.late:
+        send(late_bundle(int(a.late[0]), a.late[1]))
+        print(1)
+        return 0
     gen = kinds(rng, a.big and not a.spoof)
     n = 0
     for _ in range(a.count):
