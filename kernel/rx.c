@@ -644,17 +644,19 @@ static bool op_rcv_mine(struct op_net *on, const struct op_hdr *h)
 
 /*
  * One packet of a batch, under rx_lock: its barriers are heard, and what
- * it carries is taken in, as if it had come alone.
+ * it carries is taken in, judged as if it had come alone.
  *
  * Alone, its barriers and those of the packets before it would be
  * applied first.  A data message stamped at or above every register
- * heard since the last application is taken in the same either way: the
+ * heard since the last application is judged the same either way: the
  * input barriers cannot pass those registers, so nothing applying them
- * could deliver would make it late, and it is queued, to be delivered in
- * stamp order with the rest.  So runs of such messages share one
- * application.  A message below one (the switch counted a link with a
+ * could deliver would make it late.  So runs of such messages share one
+ * application, and the ordered ones among them are delivered by it, in
+ * stamp order.  A message below one (the switch counted a link with a
  * higher barrier, or this host's view lags) and every packet of another
- * kind see the barriers applied first.
+ * kind see the barriers applied first.  What does change: an unordered
+ * message may reach its socket before ordered ones of the same run, and
+ * the reorder queue holds a run's messages until its application.
  */
 static void op_rcv_locked(struct op_net *on, struct sk_buff *skb,
 			  struct op_rcv_batch *b)
@@ -798,9 +800,9 @@ void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
  *	header; emptied, every packet consumed
  * @ce: the network marked the datagram Congestion Experienced (ECN)
  *
- * As op_rcv() of each in turn, with the same outcome, but under one hold
- * of rx_lock, with the delivery passes of runs of data packets shared
- * and their answers sent together (see op_rcv_locked()).
+ * As op_rcv() of each in turn, with the same messages late or delivered,
+ * but under one hold of rx_lock, with the delivery passes of runs of data
+ * packets shared and their answers sent together (see op_rcv_locked()).
  * Context: as op_rcv().
  */
 void op_rcv_list(struct op_net *on, struct sk_buff_head *pkts, bool ce)

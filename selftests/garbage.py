@@ -17,11 +17,13 @@ Prints the number of datagrams sent.
 
 --late sends, instead, one well-formed bundle of two best-effort
 messages to 1Pipe host HOST, port PORT, from host LATE_SRC (no host of
-the fabric: its record starts fresh), stamped 30 and 30.5 ms ahead of
-now, each carrying a barrier 31 ms ahead: the first is below its own
-barrier, the second below the first's.  Taken one by one, as a receiver
-must take a bundle's packets, each barrier applies before its message
-is checked: both are late (rx_late), never delivered.
+the fabric: its record starts fresh), neither with a commit barrier:
+the first stamped 32 ms ahead of now with a barrier 31 ms ahead, the
+second stamped 30.5 ms ahead without a barrier, below only the first's.
+Taken one by one, as a receiver must take a bundle's packets, the
+first's barrier applies before the second is checked: the second is
+late (rx_late), never delivered; the first is delivered once the
+fabric's barrier passes it.
 
 The verbs transport carries each 1Pipe packet as the payload of a RoCEv2
 UD SEND, and nothing listens on UDP 5640.  With --roce the same
@@ -90,13 +92,17 @@ def late_bundle(host, port):
     """See --late in the module's docstring."""
     mask = (1 << 48) - 1
     now = time.time_ns()
+    nocommit, nobarrier = 0x08, 0x02      # OP_F_* (kernel/core/wire.h)
 
-    def data(seq, ahead_ns):
+    def data(seq, ahead_ns, barrier_ahead_ns):
         return header(None, src=LATE_SRC, dst=host, sport=1, dport=port,
+                      flags=nocommit | (0 if barrier_ahead_ns else nobarrier),
                       ts=(now + ahead_ns) & mask,
-                      barrier=(now + 31_000_000) & mask, seq=seq,
-                      aux=8) + b"too late"
-    return bundle([data(1, 30_000_000), data(2, 30_500_000)])
+                      barrier=(now + barrier_ahead_ns) & mask
+                      if barrier_ahead_ns else 0,
+                      seq=seq, aux=8) + b"too late"
+    return bundle([data(1, 32_000_000, 31_000_000),
+                   data(2, 30_500_000, 0)])
 
 
 def kinds(rng, big):
