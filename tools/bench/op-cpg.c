@@ -348,18 +348,13 @@ static char *dest_list(const struct opts *o)
 
 /* ---- log and stats ------------------------------------------------ */
 
-static void logline(struct cpgt *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void logline(struct cpgt *t, const char *fmt, ...)
+/* Start a line with @tag, or return false without a log. */
+static bool log_start(struct cpgt *t, struct log_line *l, char tag)
 {
-	va_list ap;
-
 	if (!t->log)
-		return;
-	va_start(ap, fmt);
-	vfprintf(t->log, fmt, ap);
-	va_end(ap);
+		return false;
+	line_start(l, tag);
+	return true;
 }
 
 /* Opened early (a bad path fails before joining); the P line comes later. */
@@ -374,10 +369,14 @@ static void open_log(struct cpgt *t)
 static void log_p(struct cpgt *t)
 {
 	char b[sizeof(t->self)];
+	struct log_line l;
 
 	memcpy(b, t->self, sizeof(b));
 	*strrchr(b, ':') = ' ';
-	logline(t, "P %s\n", b);
+	if (log_start(t, &l, 'P')) {
+		line_str(&l, b);
+		line_write(&l, t->log);
+	}
 	if (t->log && fflush(t->log))
 		die("%s: %s", t->o.log, strerror(errno));
 }
@@ -395,7 +394,13 @@ static struct cpgt *cpgt_of(cpg_handle_t h)
 
 static void log_bad(struct cpgt *t, const char *src, const char *why)
 {
-	logline(t, "X %s %s\n", src, why);
+	struct log_line l;
+
+	if (log_start(t, &l, 'X')) {
+		line_str(&l, src);
+		line_str(&l, why);
+		line_write(&l, t->log);
+	}
 	t->st.bad++;
 }
 
@@ -442,6 +447,7 @@ static void on_deliver(cpg_handle_t h, const struct cpg_name *group,
 	uint64_t now = now_rt();
 	struct opt_payload p;
 	enum opt_verify v;
+	struct log_line l;
 	struct peer *src;
 	char b[64];
 
@@ -477,9 +483,15 @@ static void on_deliver(cpg_handle_t h, const struct cpg_name *group,
 		log_bad(t, b, "bad-idx");
 		return;
 	}
-	logline(t, "R %" PRIu64 " %s %" PRIu64 " %d %zu %" PRId64 "\n",
-		p.send_time_ns, b, p.scat_id, t->me, len,
-		(int64_t)(now - p.send_time_ns));
+	if (log_start(t, &l, 'R')) {
+		line_u64(&l, p.send_time_ns);
+		line_str(&l, b);
+		line_u64(&l, p.scat_id);
+		line_i64(&l, t->me);
+		line_u64(&l, len);
+		line_i64(&l, (int64_t)(now - p.send_time_ns));
+		line_write(&l, t->log);
+	}
 	lat_add(&t->st.lat, (int64_t)(now - p.send_time_ns));
 	if (!t->st.first_recv)
 		t->st.first_recv = now;
@@ -625,6 +637,7 @@ static void try_send(struct cpgt *t)
 		.scat_id = t->next_scat_id, .idx = 0, .len = t->o.size,
 	};
 	struct iovec iov = { t->buf, t->o.size };
+	struct log_line l;
 	cs_error_t err;
 	uint64_t now;
 
@@ -649,8 +662,11 @@ static void try_send(struct cpgt *t)
 	if (err != CS_OK)
 		cpg_die("cpg_mcast_joined", err);
 	t->blocked = false;
-	logline(t, "S %" PRIu64 " %" PRIu64 " %s\n", now, t->next_scat_id,
-		t->dests);
+	if (log_start(t, &l, 'S')) {
+		line_u64(&l, now);
+		line_u64(&l, t->next_scat_id);
+		line_write_tail(&l, t->log, t->dests);
+	}
 	t->next_scat_id++;
 	t->st.scats++;
 	t->st.sent += t->o.npeers;

@@ -553,22 +553,24 @@ static void open_socket(struct traffic *t)
 
 /* ---- log and stats ------------------------------------------------ */
 
-static void logline(struct traffic *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void logline(struct traffic *t, const char *fmt, ...)
+/* Where log lines go: after the S line that waits for its timestamp. */
+static FILE *log_file(struct traffic *t)
 {
-	va_list ap;
+	return t->pend.on ? t->pend.mem : t->log;
+}
 
+/* Start a line with @tag, or return false without a log. */
+static bool log_start(struct traffic *t, struct log_line *l, char tag)
+{
 	if (!t->log)
-		return;
-	va_start(ap, fmt);
-	vfprintf(t->pend.on ? t->pend.mem : t->log, fmt, ap);
-	va_end(ap);
+		return false;
+	line_start(l, tag);
+	return true;
 }
 
 static void open_log(struct traffic *t)
 {
+	struct log_line l;
 	char b[64];
 
 	if (!t->o.log)
@@ -576,7 +578,9 @@ static void open_log(struct traffic *t)
 	t->log = log_open(t->o.log);
 	ep_str(t, t->self, b, sizeof(b));
 	*strchr(b, ':') = ' ';
-	logline(t, "P %s\n", b);
+	line_start(&l, 'P');
+	line_str(&l, b);
+	line_write(&l, log_file(t));
 	fflush(t->log);		/* tells a launcher this process is up */
 }
 
@@ -720,19 +724,28 @@ static uint64_t last_ts(struct traffic *t, uint64_t send_time)
 static char *dest_list(struct traffic *t, int from, int to)
 {
 	size_t cap = (size_t)(to - from) * 24 + 1, n = 0;
-	char *s = xcalloc(1, cap), b[64];
+	char *s = xcalloc(1, cap);
 	int i;
 
-	for (i = from; i < to; i++)
-		n += snprintf(s + n, cap - n, "%s%s", i > from ? "," : "",
-			      ep_str(t, t->tx.dst[i], b, sizeof(b)));
+	for (i = from; i < to; i++) {
+		if (i > from)
+			s[n++] = ',';
+		n += host_port_put(s + n, cap - n, t->tx.dst[i].host,
+				   t->tx.dst[i].port, t->o.udp);
+	}
 	return s;
 }
 
 static void log_s(struct traffic *t, uint64_t ts, uint64_t scat_id,
 		  const char *dests)
 {
-	logline(t, "S %" PRIu64 " %" PRIu64 " %s\n", ts, scat_id, dests);
+	struct log_line l;
+
+	if (log_start(t, &l, 'S')) {
+		line_u64(&l, ts);
+		line_u64(&l, scat_id);
+		line_write_tail(&l, log_file(t), dests);
+	}
 	if (ts)		/* 0: not stamped, ONEPIPE_LAST_TS did not move */
 		t->prev_ts = ts;
 }
@@ -995,9 +1008,13 @@ static bool cmsg_u64(struct msghdr *m, int type, uint64_t *v)
 
 static void log_bad(struct traffic *t, struct ep src, const char *why)
 {
-	char b[64];
+	struct log_line l;
 
-	logline(t, "X %s %s\n", ep_str(t, src, b, sizeof(b)), why);
+	if (log_start(t, &l, 'X')) {
+		line_host_port(&l, src.host, src.port, t->o.udp);
+		line_str(&l, why);
+		line_write(&l, log_file(t));
+	}
 	t->st.bad++;
 }
 
@@ -1009,7 +1026,7 @@ static void rx_one(struct traffic *t, struct msghdr *m, size_t n,
 	struct opt_payload p;
 	enum opt_verify v;
 	uint64_t ts = 0;
-	char b[64];
+	struct log_line l;
 
 	if (m->msg_flags & MSG_TRUNC) {
 		log_bad(t, src, "truncated");
@@ -1030,9 +1047,15 @@ static void rx_one(struct traffic *t, struct msghdr *m, size_t n,
 	}
 	if (t->o.udp)
 		ts = p.send_time_ns;
-	logline(t, "R %" PRIu64 " %s %" PRIu64 " %" PRIu32 " %zu %" PRId64 "\n",
-		ts, ep_str(t, src, b, sizeof(b)), p.scat_id, p.idx, n,
-		(int64_t)(now - p.send_time_ns));
+	if (log_start(t, &l, 'R')) {
+		line_u64(&l, ts);
+		line_host_port(&l, src.host, src.port, t->o.udp);
+		line_u64(&l, p.scat_id);
+		line_u64(&l, p.idx);
+		line_u64(&l, n);
+		line_i64(&l, (int64_t)(now - p.send_time_ns));
+		line_write(&l, log_file(t));
+	}
 	lat_add(&t->st.lat, (int64_t)(now - p.send_time_ns));
 	if (!t->st.first_recv)
 		t->st.first_recv = now;
@@ -1089,7 +1112,14 @@ static bool cmsg_recverr(struct msghdr *m, struct onepipe_recverr *e)
 static void failure_notified(struct traffic *t, uint32_t host, uint64_t ts,
 			     uint32_t epoch)
 {
-	logline(t, "F %" PRIu64 " %" PRIu32 " %" PRIu32 "\n", ts, host, epoch);
+	struct log_line l;
+
+	if (log_start(t, &l, 'F')) {
+		line_u64(&l, ts);
+		line_u64(&l, host);
+		line_u64(&l, epoch);
+		line_write(&l, log_file(t));
+	}
 	note_failed(t, host);
 	t->last_progress = now_mono();
 	if (t->o.fail_ack_ns < 0)
@@ -1114,7 +1144,7 @@ static bool errq_one(struct traffic *t)
 {
 	struct onepipe_recverr e;
 	struct sockaddr_storage ss;
-	char ctl[CMSG_BUFSZ], b[64];
+	char ctl[CMSG_BUFSZ];
 	struct iovec iov = { t->rx.ebuf, RX_BUFSZ };
 	struct msghdr m = { .msg_name = &ss, .msg_namelen = sizeof(ss),
 			    .msg_iov = &iov, .msg_iovlen = 1,
@@ -1123,6 +1153,7 @@ static bool errq_one(struct traffic *t)
 	enum opt_verify v;
 	struct ep dst;
 	uint64_t ts = 0;
+	struct log_line l;
 	ssize_t n;
 
 	n = recvmsg(t->fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT);
@@ -1149,9 +1180,15 @@ static bool errq_one(struct traffic *t)
 	}
 	if (v != OPT_OK)	/* header still usable: log the E line too */
 		log_bad(t, dst, "errqueue-payload");
-	logline(t, "E %" PRIu64 " %s %" PRIu64 " %" PRIu32 " %" PRIu32 " %u\n",
-		ts, ep_str(t, dst, b, sizeof(b)), p.scat_id, p.idx,
-		e.ee.ee_errno, e.ee.ee_code);
+	if (log_start(t, &l, 'E')) {
+		line_u64(&l, ts);
+		line_host_port(&l, dst.host, dst.port, t->o.udp);
+		line_u64(&l, p.scat_id);
+		line_u64(&l, p.idx);
+		line_u64(&l, e.ee.ee_errno);
+		line_u64(&l, e.ee.ee_code);
+		line_write(&l, log_file(t));
+	}
 	t->st.failed++;
 	t->last_progress = now_mono();
 	return true;

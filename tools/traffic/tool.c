@@ -110,19 +110,55 @@ bool split_host_port(const char *s, char *host, size_t n, uint16_t *port)
 	return true;
 }
 
-/* "H:P" as the logs write it: H an IPv4 address if @dotted, else an id. */
-const char *host_port_str(uint32_t host, uint16_t port, bool dotted, char *b,
-			  size_t n)
+/* Decimal digits of @v at the end of @end's buffer; returns the first. */
+static char *u64_digits(uint64_t v, char *end)
 {
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
+/*
+ * "H:P" as the logs write it, H an IPv4 address if @dotted, else an id,
+ * into @b of @n bytes, NUL-terminated (cut if it does not fit).
+ *
+ * Return: the length written, without the NUL.
+ */
+size_t host_port_put(char *b, size_t n, uint32_t host, uint16_t port,
+		     bool dotted)
+{
+	char t[INET_ADDRSTRLEN + 8], *e = t + sizeof(t), *p;
+	size_t len;
+
+	p = u64_digits(port, e);
+	*--p = ':';
 	if (dotted) {
 		struct in_addr a = { .s_addr = htonl(host) };
 		char ip[INET_ADDRSTRLEN];
 
 		inet_ntop(AF_INET, &a, ip, sizeof(ip));
-		snprintf(b, n, "%s:%u", ip, port);
+		len = strlen(ip);
+		p -= len;
+		memcpy(p, ip, len);
 	} else {
-		snprintf(b, n, "%" PRIu32 ":%u", host, port);
+		p = u64_digits(host, p);
 	}
+	len = (size_t)(e - p);
+	if (!n)
+		return 0;
+	if (len >= n)
+		len = n - 1;
+	memcpy(b, p, len);
+	b[len] = 0;
+	return len;
+}
+
+const char *host_port_str(uint32_t host, uint16_t port, bool dotted, char *b,
+			  size_t n)
+{
+	host_port_put(b, n, host, port, dotted);
 	return b;
 }
 
@@ -161,4 +197,88 @@ FILE *log_open(const char *path)
 		die("%s: %s", path, strerror(errno));
 	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	return f;
+}
+
+/* Begin a line with its event letter. */
+void line_start(struct log_line *l, char tag)
+{
+	l->b[0] = tag;
+	l->n = 1;
+}
+
+/* Append " @s". */
+void line_str(struct log_line *l, const char *s)
+{
+	size_t len = strlen(s), room = sizeof(l->b) - 1 - l->n;
+
+	if (!room)
+		return;
+	l->b[l->n++] = ' ';
+	room--;
+	if (len > room)
+		len = room;
+	memcpy(l->b + l->n, s, len);
+	l->n += len;
+}
+
+/* Append " @v" in decimal. */
+void line_u64(struct log_line *l, uint64_t v)
+{
+	char t[24], *e = t + sizeof(t), *p = u64_digits(v, e);
+	size_t len = (size_t)(e - p);
+
+	if (l->n + 1 + len > sizeof(l->b) - 1)
+		return;
+	l->b[l->n++] = ' ';
+	memcpy(l->b + l->n, p, len);
+	l->n += len;
+}
+
+/* Append " @v" in decimal, with its sign. */
+void line_i64(struct log_line *l, int64_t v)
+{
+	char t[24], *e = t + sizeof(t), *p;
+	size_t len;
+
+	p = u64_digits(v < 0 ? -(uint64_t)v : (uint64_t)v, e);
+	if (v < 0)
+		*--p = '-';
+	len = (size_t)(e - p);
+	if (l->n + 1 + len > sizeof(l->b) - 1)
+		return;
+	l->b[l->n++] = ' ';
+	memcpy(l->b + l->n, p, len);
+	l->n += len;
+}
+
+/* Append " H:P" (host_port_put()). */
+void line_host_port(struct log_line *l, uint32_t host, uint16_t port,
+		    bool dotted)
+{
+	size_t room = sizeof(l->b) - 1 - l->n;
+
+	if (room < 2)
+		return;
+	l->b[l->n++] = ' ';
+	l->n += host_port_put(l->b + l->n, room, host, port, dotted);
+}
+
+/* End the line and write it to @f (nothing without a log). */
+void line_write(struct log_line *l, FILE *f)
+{
+	if (!f)
+		return;
+	l->b[l->n++] = '\n';
+	fwrite(l->b, 1, l->n, f);
+}
+
+/* line_write() with " @tail" appended, of any length. */
+void line_write_tail(struct log_line *l, FILE *f, const char *tail)
+{
+	if (!f)
+		return;
+	l->b[l->n++] = ' ';
+	fwrite(l->b, 1, l->n, f);
+	fputs(tail, f);
+	fputc('\n', f);
 }

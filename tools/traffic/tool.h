@@ -36,4 +36,30 @@ const char *host_port_str(uint32_t host, uint16_t port, bool dotted, char *b,
 bool start_time_known(const char **path, uint64_t *start_at_ns);
 FILE *log_open(const char *path);
 
+/*
+ * One event-log line, built field by field: the logs hold a line per
+ * message sent and delivered, and at saturation formatting them with
+ * printf cost the benchmark's processes about an eighth of the machine
+ * (tools/bench/README.md).  These append digits directly.  A line holds
+ * LOG_LINE_MAX bytes, what would not fit is cut: a field of any length
+ * goes last, with line_write_tail().
+ */
+#define LOG_LINE_MAX	512
+
+struct log_line {
+	size_t n;
+	char b[LOG_LINE_MAX];
+};
+
+void line_start(struct log_line *l, char tag);
+void line_u64(struct log_line *l, uint64_t v);
+void line_i64(struct log_line *l, int64_t v);
+void line_str(struct log_line *l, const char *s);
+void line_host_port(struct log_line *l, uint32_t host, uint16_t port,
+		    bool dotted);
+void line_write(struct log_line *l, FILE *f);
+void line_write_tail(struct log_line *l, FILE *f, const char *tail);
+size_t host_port_put(char *b, size_t n, uint32_t host, uint16_t port,
+		     bool dotted);
+
 #endif /* _OP_TRAFFIC_TOOL_H */
