@@ -26,7 +26,6 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -578,9 +577,10 @@ static void open_log(struct traffic *t)
 	t->log = log_open(t->o.log);
 	ep_str(t, t->self, b, sizeof(b));
 	*strchr(b, ':') = ' ';
-	line_start(&l, 'P');
-	line_str(&l, b);
-	line_write(&l, log_file(t));
+	if (log_start(t, &l, 'P')) {
+		line_str(&l, b);
+		line_write(&l, log_file(t));
+	}
 	fflush(t->log);		/* tells a launcher this process is up */
 }
 

@@ -51,7 +51,7 @@ static void test_numbers(void)
 static void test_host_port(void)
 {
 	struct log_line l;
-	char b[8];
+	char b[8], e[12];
 
 	line_start(&l, 'X');
 	line_host_port(&l, 3, 7, false);
@@ -66,7 +66,16 @@ static void test_host_port(void)
 		fprintf(stderr, "FAIL host_port_put cut: \"%s\"\n", b);
 		failures++;
 	}
+	/* one byte short of fitting: the NUL stays inside */
+	memset(e, 'x', sizeof(e));
+	if (host_port_put(e, 10, 12345, 6789, false) != 9 ||
+	    strcmp(e, "12345:678") || e[10] != 'x') {
+		fprintf(stderr, "FAIL host_port_put exact: \"%.10s\"\n", e);
+		failures++;
+	}
 }
+
+static bool line_fits(struct log_line *l);
 
 static void test_line(void)
 {
@@ -79,7 +88,13 @@ static void test_line(void)
 	line_u64(&l, 42);
 	line_str(&l, "why");
 	line_write(&l, f);
-	line_write(&l, NULL);		/* no log: nothing */
+	line_start(&l, 'S');
+	line_u64(&l, 42);
+	line_write(&l, NULL);		/* no log: nothing, line untouched */
+	if (l.n != 4) {
+		fprintf(stderr, "FAIL line_write without a log\n");
+		failures++;
+	}
 	/* a tail longer than a line: written whole */
 	for (i = 0; i < sizeof(tail) - 1; i++)
 		tail[i] = i % 2 ? ',' : '7';
@@ -95,16 +110,109 @@ static void test_line(void)
 		failures++;
 	}
 	free(buf);
-	/* a line never overflows: fields that do not fit are cut */
-	line_start(&l, 'S');
-	for (i = 0; i < LOG_LINE_MAX; i++)
-		line_u64(&l, 18446744073709551615ull);
-	line_str(&l, tail);
-	line_host_port(&l, 1, 1, false);
-	if (l.n > LOG_LINE_MAX - 1) {
-		fprintf(stderr, "FAIL overflow: %zu\n", l.n);
-		failures++;
+	/* a line is never lost or cut, nor overflowed, near its end */
+	for (i = 2; i < LOG_LINE_MAX; i++) {
+		static const uint64_t nums[] = { 7, 4294967295u,
+						 18446744073709551615ull };
+		size_t k;
+
+		memset(tail, 'a', i - 2);
+		tail[i - 2] = 0;
+		for (k = 0; k < sizeof(nums) / sizeof(nums[0]); k++) {
+			line_start(&l, 'S');
+			line_str(&l, tail);	/* n == i */
+			line_u64(&l, nums[k]);
+			line_i64(&l, -(int64_t)(nums[k] >> 1));
+			line_str(&l, "why");
+			line_host_port(&l, 4294967295u, 65535, true);
+			if (!line_fits(&l))
+				return;
+		}
 	}
+}
+
+/* Written out, @l must end in its newline within the buffer. */
+static bool line_fits(struct log_line *l)
+{
+	char *buf = NULL;
+	size_t len = 0, n = l->n;
+	FILE *f = open_memstream(&buf, &len);
+
+	line_write(l, f);
+	fclose(f);
+	if (n > LOG_LINE_MAX - 1 || len != n + 1 || buf[n] != '\n') {
+		fprintf(stderr, "FAIL line of %zu bytes written as %zu\n", n,
+			len);
+		failures++;
+		free(buf);
+		return false;
+	}
+	free(buf);
+	return true;
+}
+
+/*
+ * Every line type as op-traffic and op-cpg build it, against the printf
+ * format each used before.
+ */
+static void test_whole_lines(void)
+{
+	const uint64_t ts = 1764300000123456789ull, id = 4294967296ull;
+	const int64_t lat = -1234;
+	char want[LOG_LINE_MAX];
+	struct log_line l;
+
+	line_start(&l, 'R');		/* op-traffic R */
+	line_u64(&l, ts);
+	line_host_port(&l, 3, 7, false);
+	line_u64(&l, id);
+	line_u64(&l, 65535u);
+	line_u64(&l, (size_t)64);
+	line_i64(&l, lat);
+	snprintf(want, sizeof(want), "R %" PRIu64 " %s %" PRIu64 " %" PRIu32
+		 " %zu %" PRId64, ts, "3:7", id, (uint32_t)65535, (size_t)64,
+		 lat);
+	expect("R line", &l, want);
+
+	line_start(&l, 'R');		/* op-cpg R: its sender's name, %d me */
+	line_u64(&l, ts);
+	line_str(&l, "10.77.2.2:7");
+	line_u64(&l, id);
+	line_i64(&l, 3);
+	line_u64(&l, (size_t)256);
+	line_i64(&l, INT64_MIN);
+	snprintf(want, sizeof(want), "R %" PRIu64 " %s %" PRIu64 " %d %zu %"
+		 PRId64, ts, "10.77.2.2:7", id, 3, (size_t)256, INT64_MIN);
+	expect("op-cpg R line", &l, want);
+
+	line_start(&l, 'E');
+	line_u64(&l, 0);
+	line_host_port(&l, 0x0a4d0302, 7, true);
+	line_u64(&l, id);
+	line_u64(&l, 2u);
+	line_u64(&l, 110u);
+	line_u64(&l, 5u);
+	snprintf(want, sizeof(want), "E %" PRIu64 " %s %" PRIu64 " %" PRIu32
+		 " %" PRIu32 " %u", (uint64_t)0, "10.77.3.2:7", id,
+		 (uint32_t)2, (uint32_t)110, 5u);
+	expect("E line", &l, want);
+
+	line_start(&l, 'F');
+	line_u64(&l, ts);
+	line_u64(&l, 4u);
+	line_u64(&l, 4294967295u);
+	snprintf(want, sizeof(want), "F %" PRIu64 " %" PRIu32 " %" PRIu32,
+		 ts, (uint32_t)4, (uint32_t)4294967295u);
+	expect("F line", &l, want);
+
+	line_start(&l, 'X');
+	line_host_port(&l, 0, 0, false);
+	line_str(&l, "no-ts-cmsg");
+	expect("X line", &l, "X 0:0 no-ts-cmsg");
+
+	line_start(&l, 'P');
+	line_str(&l, "1 7");
+	expect("P line", &l, "P 1 7");
 }
 
 /* TAP: one point per test. */
@@ -120,9 +228,11 @@ static bool run(int n, const char *name, void (*fn)(void))
 int main(void)
 {
 	tool_name = "test_tool";
-	printf("1..3\n");
+	printf("1..4\n");
 	run(1, "line fields read as printf writes them", test_numbers);
 	run(2, "host:port fields, cut to the buffer", test_host_port);
 	run(3, "lines, tails of any length, no overflow", test_line);
+	run(4, "every line type reads as its old printf format",
+	    test_whole_lines);
 	return failures ? 1 : 0;
 }

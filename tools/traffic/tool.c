@@ -155,6 +155,7 @@ size_t host_port_put(char *b, size_t n, uint32_t host, uint16_t port,
 	return len;
 }
 
+/* host_port_put() into @b, returning @b. */
 const char *host_port_str(uint32_t host, uint16_t port, bool dotted, char *b,
 			  size_t n)
 {

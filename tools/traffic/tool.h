@@ -39,10 +39,12 @@ FILE *log_open(const char *path);
 /*
  * One event-log line, built field by field: the logs hold a line per
  * message sent and delivered, and at saturation formatting them with
- * printf cost the benchmark's processes about an eighth of the machine
- * (tools/bench/README.md).  These append digits directly.  A line holds
- * LOG_LINE_MAX bytes, what would not fit is cut: a field of any length
- * goes last, with line_write_tail().
+ * printf was about a seventh of 1Pipe's instructions per message in
+ * op-bench --broadcast (tools/bench/README.md).  These append digits
+ * directly.  A line holds at most LOG_LINE_MAX - 1 bytes before its
+ * newline: a string that would not fit is cut, a number is left out.
+ * Either is a bug in the caller, since a field of any length goes last,
+ * with line_write_tail().
  */
 #define LOG_LINE_MAX	512
 
