@@ -222,10 +222,9 @@ void line_str(struct log_line *l, const char *s)
 	l->n += len;
 }
 
-/* Append " @v" in decimal. */
-void line_u64(struct log_line *l, uint64_t v)
+/* Append " " and the digits [@p, @e), or nothing if they do not fit. */
+static void line_digits(struct log_line *l, const char *p, const char *e)
 {
-	char t[24], *e = t + sizeof(t), *p = u64_digits(v, e);
 	size_t len = (size_t)(e - p);
 
 	if (l->n + 1 + len > sizeof(l->b) - 1)
@@ -235,21 +234,23 @@ void line_u64(struct log_line *l, uint64_t v)
 	l->n += len;
 }
 
+/* Append " @v" in decimal. */
+void line_u64(struct log_line *l, uint64_t v)
+{
+	char t[24], *e = t + sizeof(t);
+
+	line_digits(l, u64_digits(v, e), e);
+}
+
 /* Append " @v" in decimal, with its sign. */
 void line_i64(struct log_line *l, int64_t v)
 {
 	char t[24], *e = t + sizeof(t), *p;
-	size_t len;
 
 	p = u64_digits(v < 0 ? -(uint64_t)v : (uint64_t)v, e);
 	if (v < 0)
 		*--p = '-';
-	len = (size_t)(e - p);
-	if (l->n + 1 + len > sizeof(l->b) - 1)
-		return;
-	l->b[l->n++] = ' ';
-	memcpy(l->b + l->n, p, len);
-	l->n += len;
+	line_digits(l, p, e);
 }
 
 /* Append " H:P" (host_port_put()). */
