@@ -83,10 +83,10 @@ struct op_host_cfg {
  * struct op_transport_ops - how 1Pipe packets reach the wire
  * @kind: enum onepipe_transport_kind
  * @name: for messages
- * @headroom: bytes the transport pushes in front of the 1Pipe header
- * @up: start on @on with @cfg; process context; on success the transport
- *	calls op_rcv() for every packet it receives from then on, or
- *	op_rcv_list() for the packets of one datagram
+ * @up: start on @on with @cfg; process context; sets @on's frag_size and
+ *	headroom (room for what goes in front of the 1Pipe header); on
+ *	success the transport calls op_rcv() for every packet it receives
+ *	from then on, or op_rcv_list() for the packets of one datagram
  * @down: stop; process context; when it returns no op_rcv() or
  *	op_rcv_list() call is running or will run
  * @xmit: send @pkts, each with its data at the 1Pipe header, and empty
@@ -108,7 +108,6 @@ struct op_host_cfg {
 struct op_transport_ops {
 	u32 kind;
 	const char *name;
-	unsigned int headroom;
 	bool beacon_barriers;
 	int (*up)(struct op_net *on, const struct op_host_cfg *cfg);
 	void (*down)(struct op_net *on);
@@ -367,7 +366,7 @@ struct op_net {
 	const struct op_transport_ops *tops;	/* set under cfg + tx_lock */
 	void *tpriv;			/* transport's own state */
 	unsigned int frag_size;		/* payload bytes per packet */
-	unsigned int headroom;		/* transport's headroom */
+	unsigned int headroom;		/* set by the transport's up() */
 	bool beacon_barriers;		/* see struct op_transport_ops */
 	bool up;			/* cfg_mutex + tx_lock to write */
 	u32 incarnation_epoch;		/* cfg_mutex: rejoin that made us */

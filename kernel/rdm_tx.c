@@ -1168,12 +1168,6 @@ static void op_rdm_probe(struct op_net *on, u64 now)
 		struct op_hdr h = {
 			.type = OP_PKT_PROBE,
 			.flags = OP_F_RELIABLE,
-			.src_host = on->cfg.host_id,
-			.dst_host = p->host,
-			/* Its stamp: a rejoined receiver ignores old ones. */
-			.ts = op_clock_floor(&on->clock, op_now(on)),
-			.barrier = on->tx_barrier,
-			.seq = op_rdm_settled(t),
 		};
 
 		if ((!t->sync && (t->blocked_gen != on->admit_gen ||
@@ -1187,6 +1181,13 @@ static void op_rdm_probe(struct op_net *on, u64 now)
 		 */
 		if (READ_ONCE(p->failed))
 			continue;
+		/* The checks run every tick; the clock is read for a probe. */
+		h.src_host = on->cfg.host_id;
+		h.dst_host = p->host;
+		/* Its stamp: a rejoined receiver ignores old ones. */
+		h.ts = op_clock_floor(&on->clock, op_now(on));
+		h.barrier = on->tx_barrier;
+		h.seq = op_rdm_settled(t);
 		t->probe_at = now + op_rdm_rto(on, t);
 		op_rdm_xmit_hdr(on, p, &h);
 		op_count(on, ONEPIPE_C_WINDOW_PROBES);

@@ -23,9 +23,6 @@
 
 #include "onepipe.h"
 
-/* Headers pushed in front of ours: link layer, IPv4, UDP. */
-#define OP_UDP_HEADROOM	(LL_MAX_HEADER + sizeof(struct iphdr) + \
-			 sizeof(struct udphdr))
 /* Smallest fragment payload we accept a path for. */
 #define OP_UDP_MIN_FRAG	256
 
@@ -39,6 +36,8 @@
  * @lport: local port
  * @uport: uplink port
  * @mtu: largest 1Pipe packet the route carries
+ * @headroom: room for the headers pushed in front of ours on that route:
+ *	its device's link layer, any transform's (IPsec), IPv4 and UDP
  */
 struct op_udp {
 	struct op_net *on;
@@ -49,6 +48,7 @@ struct op_udp {
 	__be16 lport;
 	__be16 uport;
 	unsigned int mtu;
+	unsigned int headroom;
 };
 
 /*
@@ -169,12 +169,12 @@ static struct sk_buff *op_udp_take(struct op_udp *u, struct sk_buff_head *pkts,
 	if (*n == 1)
 		return first;
 	b = op_fault_alloc() ? NULL :
-	    alloc_skb(OP_UDP_HEADROOM + len, GFP_ATOMIC | __GFP_NOWARN);
+	    alloc_skb(u->headroom + len, GFP_ATOMIC | __GFP_NOWARN);
 	if (!b) {
 		*n = 1;
 		return first;
 	}
-	skb_reserve(b, OP_UDP_HEADROOM);
+	skb_reserve(b, u->headroom);
 	p = skb_put(b, len);
 	op_bundle_put_hdr(p, *n);
 	p += OP_BUNDLE_HDR_LEN;
@@ -207,6 +207,17 @@ static int op_udp_xmit(struct op_net *on, struct sk_buff_head *pkts)
 			break;
 		}
 		skb = op_udp_take(u, pkts, &n);
+		/*
+		 * A packet built before a reconfiguration (another transport,
+		 * less room) may still come through: give it room rather than
+		 * push headers in front of its buffer.
+		 */
+		if (unlikely(skb_cow_head(skb, u->headroom))) {
+			ip_rt_put(rt);
+			kfree_skb(skb);
+			failed += n;
+			continue;
+		}
 		if (n > 1)
 			op_count(on, ONEPIPE_C_TX_BUNDLES);
 		/* ECN-capable: a congested hop marks instead of dropping. */
@@ -258,6 +269,16 @@ static int op_udp_up(struct op_net *on, const struct op_host_cfg *cfg)
 	if (!IS_ERR(rt)) {
 		u->mtu = dst_mtu(&rt->dst) - sizeof(struct iphdr) -
 			 sizeof(struct udphdr);
+		/*
+		 * The route's own device, not LL_MAX_HEADER: every packet a
+		 * host builds is allocated with this room, and for a small
+		 * message LL_MAX_HEADER alone doubles the allocation.  Should
+		 * the route move to a device that needs more, IP's output
+		 * makes room (a copy), as for any other socket.
+		 */
+		u->headroom = LL_RESERVED_SPACE(rt->dst.dev) +
+			      rt->dst.header_len + sizeof(struct iphdr) +
+			      sizeof(struct udphdr);
 		ip_rt_put(rt);
 	}
 	local_bh_enable();
@@ -276,7 +297,7 @@ static int op_udp_up(struct op_net *on, const struct op_host_cfg *cfg)
 	tcfg.sk_user_data = u;
 	on->tpriv = u;
 	on->frag_size = u->mtu - OP_HDR_LEN;
-	on->headroom = OP_UDP_HEADROOM;
+	WRITE_ONCE(on->headroom, u->headroom);
 	setup_udp_tunnel_sock(on->net, u->sock, &tcfg);
 	return 0;
 
@@ -301,7 +322,6 @@ static void op_udp_down(struct op_net *on)
 const struct op_transport_ops op_udp_transport = {
 	.kind		= ONEPIPE_TRANSPORT_UDP,
 	.name		= "udp",
-	.headroom	= OP_UDP_HEADROOM,
 	.up		= op_udp_up,
 	.down		= op_udp_down,
 	.xmit		= op_udp_xmit,

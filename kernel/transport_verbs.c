@@ -1284,7 +1284,6 @@ static unsigned int op_verbs_mtu(struct op_net *on)
 const struct op_transport_ops op_verbs_transport = {
 	.kind		 = ONEPIPE_TRANSPORT_VERBS,
 	.name		 = "verbs",
-	.headroom	 = 0,
 	.beacon_barriers = true,
 	.up		 = op_verbs_up,
 	.down		 = op_verbs_down,
