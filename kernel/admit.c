@@ -239,7 +239,8 @@ void op_admit_pump(struct op_net *on, struct sk_buff_head *fail)
  * The scattering goes out now if every destination has credit for it,
  * otherwise it waits with what credits it could take; os->waiting says
  * which.  While it waits, its packets are charged to the socket's send
- * buffer like its messages.
+ * buffer like its messages (a clone, op_msg_packets(), for the buffer
+ * it shares with its message: counted twice while it waits).
  *
  * Return: 0, or -EMSGSIZE if some reliable receiver's window can never
  * hold it, -EHOSTDOWN if a reliable receiver was declared failed (nothing

@@ -448,6 +448,7 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	struct sockaddr_onepipe dst;
 	struct op_msg_cb *cb;
 	struct sk_buff *skb;
+	unsigned int hr;
 	bool building;
 	long timeo;
 	int err;
@@ -467,11 +468,13 @@ static int op_sendmsg(struct socket *sock, struct msghdr *msg, size_t len)
 	if (err)
 		goto out_abort;
 
-	skb = sock_wmalloc(sk, len, 1, sk->sk_allocation);
+	hr = op_msg_headroom(on, len, op_sk_reliable(sk));
+	skb = sock_wmalloc(sk, hr + len, 1, sk->sk_allocation);
 	if (!skb) {
 		err = -ENOBUFS;
 		goto out_abort;
 	}
+	skb_reserve(skb, hr);
 	err = memcpy_from_msg(skb_put(skb, len), msg, len);
 	if (err) {
 		kfree_skb(skb);

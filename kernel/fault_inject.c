@@ -8,9 +8,9 @@
  * interval, times, task-filter, verbose...: the kernel's
  * Documentation/fault-injection/fault-injection.rst), fails the
  * allocations of the data path: every packet op_pkt_alloc() builds
- * (data, beacons, ACKs, NAKs, recalls, probes), peers, reassembly
- * buffers and recall records, in whatever context they run: process,
- * softirq, timers.  Not covered: relay copies, error-queue
+ * (data, beacons, ACKs, NAKs, recalls, probes) or op_msg_packets()
+ * clones (best-effort data), peers, reassembly buffers and recall
+ * records, in whatever context they run: process, softirq, timers.  Not covered: relay copies, error-queue
  * notifications, the verbs transport's receive buffers and what
  * configuration allocates.  Like any fault point it also counts down a
  * task's fail-nth.  The kernel's other tools miss those paths: failslab's task

@@ -95,8 +95,10 @@ struct op_host_cfg {
  *	Packets handed over in order must reach the uplink in that order.
  *	The list is what one send produced (a scattering, the control
  *	packets of one event): a datagram transport may carry several in
- *	one bundle (core/wire.h) if net.onepipe.bundle allows.  Returns
- *	how many of them it could not send.
+ *	one bundle (core/wire.h) if net.onepipe.bundle allows.  A packet
+ *	may share its buffer with the message it carries (op_msg_packets()):
+ *	its payload is read-only, and headers go in front of it after
+ *	skb_cow_head().  Returns how many of them it could not send.
  * @mtu: largest 1Pipe packet (header included) the path carries
  * @beacon_barriers: the fabric never rewrites this transport's packets
  *	(RoCE's ICRC covers them), so barriers travel only in beacons: the
@@ -662,6 +664,7 @@ struct sk_buff *op_pkt_alloc(struct op_net *on, unsigned int payload,
 			     gfp_t gfp);
 void op_xmit_list(struct op_net *on, struct sk_buff_head *pkts);
 void op_xmit(struct op_net *on, struct sk_buff *skb);
+unsigned int op_msg_headroom(struct op_net *on, size_t len, bool reliable);
 int op_msg_packets(struct op_net *on, struct sk_buff *msg,
 		   struct sk_buff_head *wire, gfp_t gfp);
 void op_xmit_copy(struct op_net *on, struct sk_buff *msg,

@@ -209,8 +209,10 @@ static int op_udp_xmit(struct op_net *on, struct sk_buff_head *pkts)
 		skb = op_udp_take(u, pkts, &n);
 		/*
 		 * A packet built before a reconfiguration (another transport,
-		 * less room) may still come through: give it room rather than
-		 * push headers in front of its buffer.
+		 * less room) may still come through, and a packet may share its
+		 * buffer with its message (op_msg_packets()): give it room of
+		 * its own rather than push headers in front of a buffer that
+		 * lacks it or is not ours.
 		 */
 		if (unlikely(skb_cow_head(skb, u->headroom))) {
 			ip_rt_put(rt);

@@ -18,9 +18,10 @@
  * @payload: bytes after the 1Pipe header
  * @gfp: allocation flags
  *
- * The packets the host builds come from here: data, beacons, ACKs,
- * NAKs, recalls and probes, in process context and in softirq; so this
- * is where fail_onepipe (fault_inject.c) fails them.
+ * The packets the host builds come from here: data (but the best-effort
+ * messages op_msg_packets() clones), beacons, ACKs, NAKs, recalls and
+ * probes, in process context and in softirq; so this is where
+ * fail_onepipe (fault_inject.c) fails them.
  *
  * Return: the packet, data at the header, or NULL without memory.
  */
@@ -94,11 +95,44 @@ void op_xmit(struct op_net *on, struct sk_buff *skb)
 }
 
 /**
+ * op_msg_headroom() - room to reserve in front of a new message
+ * @on: this host
+ * @len: the message's length
+ * @reliable: it is the reliable service's
+ *
+ * A best-effort message that fits one packet is sent from its own
+ * buffer (op_msg_packets()): the room for the 1Pipe header and the
+ * transport's headers is reserved when sendmsg() allocates it.
+ *
+ * Return: bytes to skb_reserve(), 0 for a message that is copied.
+ */
+unsigned int op_msg_headroom(struct op_net *on, size_t len, bool reliable)
+{
+	if (reliable || len > READ_ONCE(on->frag_size))
+		return 0;
+	return READ_ONCE(on->headroom) + OP_HDR_LEN;
+}
+
+/**
  * op_msg_packets() - cut one message into wire packets (headers unwritten)
  * @on: this host
  * @msg: the message; its cb's nfrags is set
  * @wire: the packets are appended here
  * @gfp: allocation flags
+ *
+ * A best-effort message of one packet is sent once, never again (it is
+ * only kept for a failure notification, which reads its payload), so its
+ * packet is a clone whose header goes in the room op_msg_headroom()
+ * left: written once, under tx_lock, before the transport gets it.  The
+ * message gives its headroom up to the clone (__skb_header_release()),
+ * so the transport pushes its own headers there without a copy.  That
+ * spares an allocation and a copy per message, most of what a small
+ * message costs to send.  Reliable messages are sent again, each copy
+ * with a header of its own, while a transport may still read an earlier
+ * one (verbs sends from the buffer asynchronously): they are copied, as
+ * is a message without room for the header (the transport came up since
+ * sendmsg()).  A transport that needs more room than the message has
+ * makes it (skb_cow_head()).
  *
  * Return: 0, -ENETDOWN without a transport, -ENOBUFS without memory (the
  * packets already appended stay on @wire for the caller to purge).
@@ -113,6 +147,18 @@ int op_msg_packets(struct op_net *on, struct sk_buff *msg,
 	if (!fsz)
 		return -ENETDOWN;
 	cb->nfrags = 0;
+	if (msg->len <= fsz && !(cb->flags & OP_F_RELIABLE) &&
+	    skb_headroom(msg) >= OP_HDR_LEN) {
+		if (!skb_cloned(msg))
+			__skb_header_release(msg);
+		pkt = op_fault_alloc() ? NULL : skb_clone(msg, gfp);
+		if (!pkt)
+			return -ENOBUFS;
+		__skb_push(pkt, OP_HDR_LEN);
+		__skb_queue_tail(wire, pkt);
+		cb->nfrags = 1;
+		return 0;
+	}
 	do {
 		fl = min(msg->len - off, fsz);
 		pkt = op_pkt_alloc(on, fl, gfp);
