@@ -87,6 +87,7 @@ struct op_host_cfg {
  *	headroom (room for what goes in front of the 1Pipe header); on
  *	success the transport calls op_rcv() for every packet it receives
  *	from then on, or op_rcv_list() for the packets of one datagram
+ *	(which may share its buffer)
  * @down: stop; process context; when it returns no op_rcv() or
  *	op_rcv_list() call is running or will run
  * @xmit: send @pkts, each with its data at the 1Pipe header, and empty

@@ -797,7 +797,9 @@ void op_rcv(struct op_net *on, struct sk_buff *skb, bool ce)
  * op_rcv_list() - the packets of one datagram arrived on the uplink
  * @on: this host
  * @pkts: the packets, in the order they came, each data at its 1Pipe
- *	header; emptied, every packet consumed
+ *	header; emptied, every packet consumed.  They may share a buffer
+ *	(clones of one datagram): the receive path reads a packet's bytes
+ *	and never writes into, or in front of or behind, them.
  * @ce: the network marked the datagram Congestion Experienced (ECN)
  *
  * As op_rcv() of each in turn, with the same messages late or delivered,

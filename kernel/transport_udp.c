@@ -52,11 +52,53 @@ struct op_udp {
 };
 
 /*
- * Take a bundle apart: each packet in a buffer of its own (a delivered
- * message is charged to its socket by its own size, not the bundle's),
- * in order, all taken in together (op_rcv_list()).  A malformed bundle
- * is dropped whole, counted once; a packet we have no memory for is lost
- * alone, as on a lossy link.
+ * A packet a clone of its datagram may pin at most this many times about
+ * what a copy of it would cost (SKB_TRUESIZE()): past that, it is copied.
+ */
+#define OP_UDP_PIN_MAX	4
+
+/*
+ * Packet @data, @len bytes of bundle @skb, in an sk_buff of its own: a
+ * clone cut down to its bytes, or a copy.  A copy used to be most of
+ * what receiving a small message cost; the receive path only reads a
+ * packet's bytes, never writes around them (op_rcv_list()), so clones
+ * may share the datagram's buffer.  A clone is charged about what a copy
+ * would be, so sockets and queues count about its own size, and it is
+ * made only while that leaves what it pins (its own sk_buff and the
+ * whole buffer, until its siblings are gone too: the datagram's
+ * truesize) within OP_UDP_PIN_MAX times its charge: small packets of a
+ * large datagram are copied.  So are the packets of a datagram from the
+ * emergency reserves (pfmemalloc), which ordinary sockets refuse.
+ */
+static struct sk_buff *op_udp_packet(struct sk_buff *skb, const u8 *data,
+				     u16 len)
+{
+	unsigned int charge = SKB_TRUESIZE(len);
+	struct sk_buff *pkt;
+
+	if (op_fault_alloc())
+		return NULL;
+	if (skb->truesize > OP_UDP_PIN_MAX * charge || skb_pfmemalloc(skb)) {
+		pkt = alloc_skb(len, GFP_ATOMIC | __GFP_NOWARN);
+		if (pkt)
+			skb_put_data(pkt, data, len);
+		return pkt;
+	}
+	pkt = skb_clone(skb, GFP_ATOMIC | __GFP_NOWARN);
+	if (!pkt)
+		return NULL;
+	__skb_pull(pkt, data - skb->data);
+	__skb_trim(pkt, len);
+	pkt->ip_summed = CHECKSUM_NONE;
+	pkt->truesize = charge;
+	return pkt;
+}
+
+/*
+ * Take a bundle apart: each packet in an sk_buff of its own
+ * (op_udp_packet()), in order, all taken in together (op_rcv_list()).
+ * A malformed bundle is dropped whole, counted once; a packet we have no
+ * memory for is lost alone, as on a lossy link.
  */
 static void op_udp_unbundle(struct op_net *on, struct sk_buff *skb, bool ce)
 {
@@ -74,6 +116,12 @@ static void op_udp_unbundle(struct op_net *on, struct sk_buff *skb, bool ce)
 		goto drop;
 	}
 	op_count(on, ONEPIPE_C_RX_BUNDLES);
+	/*
+	 * Clones need neither: op_rx_data() drops the route anyway, and a
+	 * copy never had the extensions (the secpath was checked already).
+	 */
+	skb_dst_drop(skb);
+	skb_ext_reset(skb);
 	__skb_queue_head_init(&pkts);
 	for (i = 0; i < n; i++) {
 		struct sk_buff *pkt;
@@ -81,13 +129,11 @@ static void op_udp_unbundle(struct op_net *on, struct sk_buff *skb, bool ce)
 		u16 len;
 
 		data = op_bundle_next(skb->data, &off, &len);
-		pkt = op_fault_alloc() ? NULL :
-		      alloc_skb(len, GFP_ATOMIC | __GFP_NOWARN);
+		pkt = op_udp_packet(skb, data, len);
 		if (!pkt) {
 			op_count(on, ONEPIPE_C_RX_NOBUFS);
 			continue;
 		}
-		skb_put_data(pkt, data, len);
 		__skb_queue_tail(&pkts, pkt);
 	}
 	consume_skb(skb);

@@ -3,7 +3,7 @@
 """Send malformed 1Pipe datagrams to a UDP port (selftests/garbage.sh).
 
     garbage.py --to ADDR[:PORT] [--spoof ADDR:PORT] [--count N] [--seed S]
-               [--big] [--late HOST:PORT]
+               [--big] [--late HOST:PORT] [--split HOST:PORT]
 
 Every datagram is invalid under kernel/core/wire.c's rules: too short,
 bad version, unknown type, unknown flags, out-of-range lengths and
@@ -24,6 +24,14 @@ Taken one by one, as a receiver must take a bundle's packets, the
 first's barrier applies before the second is checked: the second is
 late (rx_late), never delivered; the first is delivered once the
 fabric's barrier passes it.
+
+--split sends, instead, one well-formed bundle of two best-effort
+messages to HOST, PORT, from host SPLIT_SRC (no host of the fabric), a
+big one (2,000 bytes) and a small one (8), stamped 32 ms ahead, without
+barriers: on a link whose MTU lets the datagram through, a host clones
+the big one out of it and copies the small one (kernel/transport_udp.c,
+OP_UDP_PIN_MAX); both are delivered once the fabric's barrier passes
+them.
 
 The verbs transport carries each 1Pipe packet as the payload of a RoCEv2
 UD SEND, and nothing listens on UDP 5640.  With --roce the same
@@ -103,6 +111,21 @@ def late_bundle(host, port):
                       seq=seq, aux=8) + b"too late"
     return bundle([data(1, 32_000_000, 31_000_000),
                    data(2, 30_500_000, 0)])
+
+
+SPLIT_SRC = 201
+
+
+def split_bundle(host, port):
+    """See --split in the module's docstring."""
+    ts = (time.time_ns() + 32_000_000) & ((1 << 48) - 1)
+    flags = 0x08 | 0x02         # OP_F_NOCOMMIT | OP_F_NOBARRIER
+
+    def data(seq, payload):
+        return header(None, src=SPLIT_SRC, dst=host, sport=1, dport=port,
+                      flags=flags, ts=ts, barrier=0, seq=seq,
+                      aux=len(payload)) + payload
+    return bundle([data(1, bytes(range(250)) * 8), data(2, b"small me")])
 
 
 def kinds(rng, big):
@@ -453,6 +476,8 @@ def main():
                     metavar="IFACE[,OPTION]...")
     ap.add_argument("--late", type=lambda v: addr(v, None),
                     metavar="HOST:PORT")
+    ap.add_argument("--split", type=lambda v: addr(v, None),
+                    metavar="HOST:PORT")
     a = ap.parse_args()
     rng = random.Random(a.seed)
     if a.roce:
@@ -468,8 +493,9 @@ def main():
     else:
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         send = lambda p: s.sendto(p, dst)
-    if a.late:
-        send(late_bundle(int(a.late[0]), a.late[1]))
+    if a.late or a.split:
+        send(late_bundle(int(a.late[0]), a.late[1]) if a.late else
+             split_bundle(int(a.split[0]), a.split[1]))
         print(1)
         return 0
     gen = kinds(rng, a.big and not a.spoof)
