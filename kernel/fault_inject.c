@@ -10,10 +10,11 @@
  * allocations of the data path: every packet op_pkt_alloc() builds
  * (data, beacons, ACKs, NAKs, recalls, probes) or op_msg_packets()
  * clones (best-effort data), peers, reassembly buffers and recall
- * records, in whatever context they run: process, softirq, timers.  Not covered: relay copies, error-queue
- * notifications, the verbs transport's receive buffers and what
- * configuration allocates.  Like any fault point it also counts down a
- * task's fail-nth.  The kernel's other tools miss those paths: failslab's task
+ * records, in whatever context they run: process, softirq, timers.
+ * Not covered: relay copies, error-queue notifications, the verbs
+ * transport's receive buffers and what configuration allocates.  Like
+ * any fault point it also counts down a task's fail-nth.  The kernel's
+ * other tools miss those paths: failslab's task
  * filter never matches in softirq (and without it every allocation of
  * the kernel fails), and fail_function draws its random number in a
  * kprobe's int3 handler, which lockdep on 6.1 reports as an NMI taking
