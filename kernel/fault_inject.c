@@ -14,11 +14,11 @@
  * Not covered: relay copies, error-queue notifications, the verbs
  * transport's receive buffers and what configuration allocates.  Like
  * any fault point it also counts down a task's fail-nth.  The kernel's
- * other tools miss those paths: failslab's task
- * filter never matches in softirq (and without it every allocation of
- * the kernel fails), and fail_function draws its random number in a
- * kprobe's int3 handler, which lockdep on 6.1 reports as an NMI taking
- * the entropy batch's lock.  selftests/fault_inject.sh drives it.
+ * other tools miss those paths: failslab's task filter never matches in
+ * softirq (and without it every allocation of the kernel fails), and
+ * fail_function draws its random number in a kprobe's int3 handler,
+ * which lockdep on 6.1 reports as an NMI taking the entropy batch's
+ * lock.  selftests/fault_inject.sh drives it.
  */
 #include <linux/dcache.h>
 #include <linux/debugfs.h>
